@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types shared by the BPF scheduler and the Rust daemon (through bindgen).
+ * Every name carries a SIS_/sis_ prefix so it cannot collide with vmlinux.h.
+ */
+#ifndef __SIS_INTF_H
+#define __SIS_INTF_H
+
+#ifndef __VMLINUX_H__
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef int s32;
+typedef long long s64;
+#endif
+
+enum sis_limits {
+	SIS_MAX_CPUS = 512,
+	SIS_MAX_LLCS = 64,
+	/* An LLC's CPU list is a fixed row so the scan can index it directly. */
+	SIS_MAX_LLC_CPUS = 256,
+	SIS_MAX_SHARDS = 16,
+	/* Resolution of the SIS_UTIL curve tables: util is looked up in 1/128 steps. */
+	SIS_UTIL_STEPS = 128,
+	SIS_COST_BUCKETS = 32,
+	SIS_CAPACITY = 1024,
+};
+
+/* User DSQ ids: one per CPU (id == cpu) and one per wakequeue shard. */
+enum sis_dsq {
+	SIS_DSQ_SHARD_BASE = 1 << 20,
+};
+
+/* Where a wakeup was placed: the stage of select_cpu that decided it. */
+enum sis_path {
+	SIS_PATH_SYNC,
+	SIS_PATH_PREV_IDLE,
+	SIS_PATH_PREV_ALMOST_IDLE,
+	SIS_PATH_IDLE_CORE,
+	SIS_PATH_LLC_SCAN,
+	SIS_PATH_CROSS_LLC,
+	SIS_PATH_FALLBACK,
+	SIS_NR_PATHS,
+};
+
+enum sis_curve {
+	SIS_CURVE_OFF,
+	SIS_CURVE_LINEAR,
+	SIS_CURVE_QUADRATIC,
+	SIS_NR_CURVES,
+};
+
+/* Plain event counters; each CPU counts its own, the daemon sums them per LLC. */
+enum sis_counter {
+	SIS_CNT_WAKEUPS,	  /* select_cpu calls */
+	SIS_CNT_DIRECT_DISPATCH,  /* idle CPU found and claimed in select_cpu */
+	SIS_CNT_ENQUEUE,	  /* ops.enqueue calls */
+	SIS_CNT_MIGRATIONS,	  /* a task ran on another CPU than last time */
+	SIS_CNT_DISPATCH_LOCAL,	  /* dispatch took from the CPU's own DSQ */
+	SIS_CNT_DISPATCH_LLC,	  /* dispatch stole from a sibling CPU of the LLC */
+	SIS_CNT_DISPATCH_REMOTE,  /* dispatch stole from another LLC */
+	SIS_CNT_SCAN_RUNS,	  /* llc_scan stage entered with nr_scan > 0 */
+	SIS_CNT_SCAN_SKIPPED,	  /* llc_scan stage skipped because nr_scan == 0 */
+	SIS_CNT_SCAN_DEPTH,	  /* sum of the nr_scan limits used */
+	SIS_CNT_SCAN_VISITED,	  /* sum of CPUs actually tested */
+	SIS_CNT_SCAN_FOUND,	  /* scans that found an idle CPU */
+	SIS_CNT_COST_NS,	  /* sum of select_cpu cost in ns */
+	SIS_CNT_TICK_KICKS,	  /* idle CPUs kicked by a busy CPU's tick */
+	SIS_NR_COUNTERS,
+};
+
+struct sis_cpu_stats {
+	u64 counters[SIS_NR_COUNTERS];
+	u64 paths[SIS_NR_PATHS];
+	/* select_cpu cost, bucket i counts calls taking [2^i, 2^(i+1)) ns. */
+	u64 cost_hist[SIS_COST_BUCKETS];
+};
+
+/*
+ * Everything a user may change while the scheduler runs. BPF reads it on
+ * every decision; writers bump @generation so readers notice changes.
+ */
+struct sis_tunables {
+	u64 generation;
+	u64 slice_ns;
+	u32 prev_bias;
+	u32 prev_bias_threshold_permille;
+	u32 sis_util_curve; /* enum sis_curve */
+	u32 sis_util_period_us;
+	u32 idle_core;
+	u32 wake_sync;
+	u32 cross_llc;
+	u32 pad;
+};
+
+#endif /* __SIS_INTF_H */

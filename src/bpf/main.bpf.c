@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_sis: select_idle_sibling() as switchable, measurable placement stages.
+ *
+ * Wakeups go through the stages of placement.bpf.h. A task that found an idle
+ * CPU goes straight to that CPU's local DSQ; any other task waits in the
+ * per-CPU DSQ of the CPU it was placed on, in vtime order. A CPU that runs out
+ * of work takes from its own DSQ, then steals inside its LLC, then from other
+ * LLCs, so no task waits while a CPU it may use sits idle.
+ */
+#include <scx/common.bpf.h>
+#include "intf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
+
+#include "pelt.bpf.h"
+#include "tunables.bpf.h"
+#include "stats.bpf.h"
+#include "topo.bpf.h"
+#include "task.bpf.h"
+#include "sis_util.bpf.h"
+#include "placement.bpf.h"
+
+/* The largest vtime any running task has reached: the clock new arrivals join. */
+static u64 vtime_now;
+
+static __always_inline u64 slice_ns(void)
+{
+	u64 slice = tun()->slice_ns;
+
+	return slice ? slice : 3000000;
+}
+
+static __always_inline u64 cpu_dsq(s32 cpu)
+{
+	return (u64)cpu;
+}
+
+/*
+ * A task's place in a vtime-ordered DSQ. A task that slept long does not
+ * bank more than one slice of credit over those that kept running.
+ */
+static __always_inline u64 task_vtime(struct task_struct *p)
+{
+	u64 vtime = p->scx.dsq_vtime, floor = vtime_now - slice_ns();
+
+	return time_before(vtime, floor) ? floor : vtime;
+}
+
+s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+{
+	const struct sis_tunables *t = tun();
+	struct sis_cpu_stats *s = my_stats();
+	struct placement pl = { .cpu = prev_cpu, .path = SIS_PATH_FALLBACK };
+	u64 start = bpf_ktime_get_ns();
+
+	pick_cpu(p, prev_cpu, wake_flags, t, s, &pl);
+	stat_cost(s, bpf_ktime_get_ns() - start);
+	stat_add(s, SIS_CNT_WAKEUPS, 1);
+	stat_path(s, pl.path);
+
+	if (pl.idle) {
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns(), 0);
+		stat_add(s, SIS_CNT_DIRECT_DISPATCH, 1);
+	}
+	return pl.cpu;
+}
+
+void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+
+	stat_inc(SIS_CNT_ENQUEUE);
+	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns(), task_vtime(p), enq_flags);
+	/* Placed on an idle CPU without claiming it (no wakeup, or a race): wake it. */
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+}
+
+static __always_inline bool take_from(s32 cpu)
+{
+	return cpu >= 0 && scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
+	       scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+}
+
+void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
+{
+	u32 llc = llc_of(cpu), n = llc_size(llc), pos = llc_pos_of(cpu), i;
+	s32 victim;
+
+	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
+		stat_inc(SIS_CNT_DISPATCH_LOCAL);
+		return;
+	}
+
+	/* Steal inside the LLC first, starting after us so stealers spread out. */
+	bpf_for(i, 1, n)
+	{
+		u32 idx = pos + i;
+
+		if (idx >= n)
+			idx -= n;
+		if (take_from(llc_cpu_at(llc, idx))) {
+			stat_inc(SIS_CNT_DISPATCH_LLC);
+			return;
+		}
+	}
+
+	bpf_for(i, 1, nr_cpus)
+	{
+		victim = cpu + i;
+		if (victim >= nr_cpus)
+			victim -= nr_cpus;
+		if (llc_of(victim) != llc && take_from(victim)) {
+			stat_inc(SIS_CNT_DISPATCH_REMOTE);
+			return;
+		}
+	}
+}
+
+/*
+ * Work conservation, the way the kernel's nohz balancer kick does it: a busy
+ * CPU with tasks waiting behind it wakes an idle CPU, which then steals. A
+ * tick bounds the wait without undoing the prev-CPU bias on every wakeup.
+ */
+void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p), idle;
+	const struct cpumask *mask;
+
+	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+		return;
+	mask = llc_mask(llc_of(cpu));
+	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
+	if (idle < 0)
+		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (idle < 0)
+		return;
+	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+	stat_inc(SIS_CNT_TICK_KICKS);
+}
+
+void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_task_ctx *tctx = task_ctx(p);
+	u64 now = bpf_ktime_get_ns();
+
+	if (cctx) {
+		sis_pelt_advance(&cctx->util, now, false);
+		cctx->running = 1;
+	}
+	if (tctx) {
+		sis_pelt_advance(&tctx->util, now, false);
+		tctx->running_at = now;
+		if (tctx->last_cpu >= 0 && tctx->last_cpu != cpu)
+			stat_inc(SIS_CNT_MIGRATIONS);
+		tctx->last_cpu = cpu;
+	}
+	if (time_before(vtime_now, p->scx.dsq_vtime))
+		vtime_now = p->scx.dsq_vtime;
+}
+
+void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
+{
+	struct sis_cpu_ctx *cctx = cpu_ctx(scx_bpf_task_cpu(p));
+	struct sis_task_ctx *tctx = task_ctx(p);
+	u64 now = bpf_ktime_get_ns();
+
+	if (cctx) {
+		sis_pelt_advance(&cctx->util, now, true);
+		cctx->running = 0;
+	}
+	if (!tctx)
+		return;
+	sis_pelt_advance(&tctx->util, now, true);
+	/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
+	if (now > tctx->running_at && p->scx.weight)
+		scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime +
+						      (now - tctx->running_at) * 100 / p->scx.weight);
+}
+
+void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
+{
+	scx_bpf_task_set_dsq_vtime(p, vtime_now);
+}
+
+s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_args *args)
+{
+	struct sis_task_ctx *tctx;
+
+	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!tctx)
+		return -ENOMEM;
+	tctx->last_cpu = -1;
+	return 0;
+}
+
+s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
+{
+	s32 cpu, err;
+
+	bpf_for(cpu, 0, nr_cpus)
+	{
+		err = scx_bpf_create_dsq(cpu_dsq(cpu), -1);
+		if (err) {
+			scx_bpf_error("failed to create DSQ for CPU %d: %d", cpu, err);
+			return err;
+		}
+	}
+	err = topo_init();
+	if (err) {
+		scx_bpf_error("failed to build topology masks: %d", err);
+		return err;
+	}
+	err = sis_util_init();
+	if (err) {
+		scx_bpf_error("failed to start the SIS_UTIL timer: %d", err);
+		return err;
+	}
+	return 0;
+}
+
+void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
+{
+	UEI_RECORD(uei, ei);
+}
+
+SCX_OPS_DEFINE(sis_ops, .select_cpu = (void *)sis_select_cpu, .enqueue = (void *)sis_enqueue,
+	       .dispatch = (void *)sis_dispatch, .tick = (void *)sis_tick,
+	       .running = (void *)sis_running, .stopping = (void *)sis_stopping,
+	       .enable = (void *)sis_enable, .init_task = (void *)sis_init_task,
+	       .init = (void *)sis_init, .exit = (void *)sis_exit, .name = "scx_sis");

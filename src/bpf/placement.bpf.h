@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Wakeup placement: select_idle_sibling() rebuilt as ordered stages. Each
+ * stage can be switched off through the tunables and each decision is
+ * counted under the stage's path name.
+ */
+#ifndef __SIS_PLACEMENT_BPF_H
+#define __SIS_PLACEMENT_BPF_H
+
+struct placement {
+	s32 cpu;
+	enum sis_path path;
+	bool idle; /* @cpu was idle and is now claimed for the task */
+};
+
+static __always_inline bool task_allows(struct task_struct *p, s32 cpu)
+{
+	return cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+}
+
+static __always_inline bool place(struct placement *pl, s32 cpu, enum sis_path path, bool idle)
+{
+	pl->cpu = cpu;
+	pl->path = path;
+	pl->idle = idle;
+	return true;
+}
+
+/* With SMT, an idle CPU whose sibling is busy is a worse pick than a whole idle core. */
+static __always_inline bool core_idle(s32 cpu)
+{
+	const struct cpumask *idle_smt;
+	bool ret;
+
+	if (!smt_enabled)
+		return true;
+	idle_smt = scx_bpf_get_idle_smtmask();
+	ret = bpf_cpumask_test_cpu(cpu, idle_smt);
+	scx_bpf_put_idle_cpumask(idle_smt);
+	return ret;
+}
+
+/*
+ * sync: the waker is about to sleep, so run the wakee where the waker is,
+ * unless prev (same LLC) is idle, which is as cache-warm and free right now.
+ */
+static __always_inline bool stage_sync(struct task_struct *p, s32 prev, struct placement *pl)
+{
+	s32 waker = bpf_get_smp_processor_id();
+	struct task_struct *current = (void *)bpf_get_current_task_btf();
+
+	if (llc_of(waker) != llc_of(prev) || (current->flags & PF_EXITING))
+		return false;
+	if (task_allows(p, prev) && scx_bpf_test_and_clear_cpu_idle(prev))
+		return place(pl, prev, SIS_PATH_PREV_IDLE, true);
+	if (!task_allows(p, waker) || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) ||
+	    scx_bpf_dsq_nr_queued(waker))
+		return false;
+	return place(pl, waker, SIS_PATH_SYNC, false);
+}
+
+/*
+ * prev_almost_idle (Desnoyers' WAKEUP_BIAS_PREV_IDLE, with Chen Yu's review):
+ * prev's utilization without @p is at most the threshold, in per-mille of
+ * capacity. Utilization, not load: load_avg can exceed its nominal maximum.
+ */
+static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
+					     const struct sis_tunables *t)
+{
+	struct sis_task_ctx *tctx = task_ctx(p);
+	u64 now = bpf_ktime_get_ns();
+	u64 util = cpu_util_now(prev, now);
+	u64 own;
+
+	if (tctx && tctx->last_cpu == prev) {
+		own = sis_pelt_peek(&tctx->util, now, false);
+		util = util > own ? util - own : 0;
+	}
+	return util * 1000 <= (u64)t->prev_bias_threshold_permille * SIS_CAPACITY;
+}
+
+/*
+ * llc_scan (Chen Yu's SIS_UTIL): test at most nr_scan allowed CPUs of the
+ * LLC, starting after @target and wrapping, as select_idle_cpu() does.
+ */
+static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc,
+				    struct sis_cpu_stats *s)
+{
+	u32 nr = llc < SIS_MAX_LLCS ? llc_nr_scan[llc] : 0;
+	u32 n = llc_size(llc), pos = llc_pos_of(target), visited = 0, i;
+	s32 found = -1;
+
+	/* Busy LLC: leave before touching any cpumask (Abel Wu's regression). */
+	if (!nr) {
+		stat_add(s, SIS_CNT_SCAN_SKIPPED, 1);
+		return -1;
+	}
+	stat_add(s, SIS_CNT_SCAN_RUNS, 1);
+	stat_add(s, SIS_CNT_SCAN_DEPTH, nr);
+
+	bpf_for(i, 1, n + 1)
+	{
+		u32 idx = pos + i;
+		s32 cpu;
+
+		if (idx >= n)
+			idx -= n;
+		cpu = llc_cpu_at(llc, idx);
+		if (!task_allows(p, cpu))
+			continue;
+		visited++;
+		if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
+			found = cpu;
+			break;
+		}
+		if (visited >= nr)
+			break;
+	}
+
+	stat_add(s, SIS_CNT_SCAN_VISITED, visited);
+	if (found >= 0)
+		stat_add(s, SIS_CNT_SCAN_FOUND, 1);
+	return found;
+}
+
+/* cross_llc: an idle CPU (whole idle core first) in any other LLC. */
+static __always_inline s32 cross_llc_idle(struct task_struct *p, u32 own_llc)
+{
+	u32 llc, pass;
+
+	bpf_for(pass, 0, smt_enabled ? 2 : 1)
+	{
+		u64 flags = smt_enabled && pass == 0 ? SCX_PICK_IDLE_CORE : 0;
+
+		bpf_for(llc, 0, nr_llcs)
+		{
+			const struct cpumask *mask;
+			s32 cpu;
+
+			if (llc == own_llc)
+				continue;
+			mask = llc_mask_for(p, llc);
+			if (!mask)
+				continue;
+			cpu = scx_bpf_pick_idle_cpu(mask, flags);
+			if (cpu >= 0)
+				return cpu;
+		}
+	}
+	return -1;
+}
+
+static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_flags,
+				     const struct sis_tunables *t, struct sis_cpu_stats *s,
+				     struct placement *pl)
+{
+	u32 llc = llc_of(prev);
+	bool prev_ok = task_allows(p, prev);
+	const struct cpumask *mask;
+	s32 cpu;
+
+	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, pl))
+		return;
+
+	if (prev_ok && core_idle(prev) && scx_bpf_test_and_clear_cpu_idle(prev)) {
+		place(pl, prev, SIS_PATH_PREV_IDLE, true);
+		return;
+	}
+
+	if (t->prev_bias && prev_ok && prev_almost_idle(p, prev, t)) {
+		place(pl, prev, SIS_PATH_PREV_ALMOST_IDLE, false);
+		return;
+	}
+
+	if (smt_enabled && t->idle_core) {
+		mask = llc_mask_for(p, llc);
+		cpu = mask ? scx_bpf_pick_idle_cpu(mask, SCX_PICK_IDLE_CORE) : -1;
+		if (cpu >= 0) {
+			place(pl, cpu, SIS_PATH_IDLE_CORE, true);
+			return;
+		}
+	}
+
+	/* No idle core: prev itself idle (its sibling busy) still beats moving. */
+	if (smt_enabled && prev_ok && scx_bpf_test_and_clear_cpu_idle(prev)) {
+		place(pl, prev, SIS_PATH_PREV_IDLE, true);
+		return;
+	}
+
+	cpu = llc_scan(p, prev, llc, s);
+	if (cpu >= 0) {
+		place(pl, cpu, SIS_PATH_LLC_SCAN, true);
+		return;
+	}
+
+	if (t->cross_llc) {
+		cpu = cross_llc_idle(p, llc);
+		if (cpu >= 0) {
+			place(pl, cpu, SIS_PATH_CROSS_LLC, true);
+			return;
+		}
+	}
+
+	place(pl, prev, SIS_PATH_FALLBACK, false);
+}
+
+#endif /* __SIS_PLACEMENT_BPF_H */

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SIS_UTIL: how many CPUs of an LLC a wakeup may scan for an idle one.
+ *
+ * A BPF timer sums each LLC's CPU utilization every period, as the kernel
+ * does at periodic load balance, and turns it into nr_scan through a table
+ * the daemon computed before load (one row per curve and LLC). Keeping the
+ * curve arithmetic in Rust gives it one home, and unit tests.
+ */
+#ifndef __SIS_UTIL_BPF_H
+#define __SIS_UTIL_BPF_H
+
+const volatile u16 nr_scan_table[SIS_NR_CURVES][SIS_MAX_LLCS][SIS_UTIL_STEPS + 1];
+
+/* Written by the timer, read by wakeups and by the daemon. */
+u32 llc_util[SIS_MAX_LLCS];    /* summed utilization, SIS_CAPACITY per busy CPU */
+u32 llc_nr_scan[SIS_MAX_LLCS]; /* CPUs a wakeup may scan */
+
+struct sis_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct sis_timer);
+} sis_util_timer SEC(".maps");
+
+static __always_inline u32 cpu_util_now(s32 cpu, u64 now)
+{
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+
+	if (!cctx)
+		return 0;
+	return sis_pelt_peek(&cctx->util, now, cctx->running);
+}
+
+static __always_inline u32 nr_scan_for(u32 curve, u32 llc, u64 sum_util)
+{
+	u64 cap = (u64)llc_size(llc) * SIS_CAPACITY;
+	u64 step;
+
+	if (!cap || curve >= SIS_NR_CURVES || llc >= SIS_MAX_LLCS)
+		return 0;
+	step = sum_util * SIS_UTIL_STEPS / cap;
+	if (step > SIS_UTIL_STEPS)
+		step = SIS_UTIL_STEPS;
+	return nr_scan_table[curve][llc][step];
+}
+
+/* Global, so the verifier walks the nested loops once. */
+__hidden __noinline int sis_util_update(u64 now)
+{
+	const struct sis_tunables *t = tun();
+	u32 llc, i;
+
+	bpf_for(llc, 0, nr_llcs)
+	{
+		u32 n = llc_size(llc);
+		u64 sum = 0;
+
+		bpf_for(i, 0, n)
+		{
+			s32 cpu = llc_cpu_at(llc, i);
+
+			if (cpu >= 0)
+				sum += cpu_util_now(cpu, now);
+		}
+		if (llc < SIS_MAX_LLCS) {
+			llc_util[llc] = sum;
+			llc_nr_scan[llc] = nr_scan_for(t->sis_util_curve, llc, sum);
+		}
+	}
+	return 0;
+}
+
+static __always_inline u64 sis_util_period_ns(void)
+{
+	u64 us = tun()->sis_util_period_us;
+
+	return (us ? us : 4000) * 1000;
+}
+
+static int sis_util_timerfn(void *map, int *key, struct bpf_timer *timer)
+{
+	sis_util_update(bpf_ktime_get_ns());
+	bpf_timer_start(timer, sis_util_period_ns(), 0);
+	return 0;
+}
+
+static __always_inline s32 sis_util_init(void)
+{
+	u32 zero = 0;
+	struct sis_timer *st = bpf_map_lookup_elem(&sis_util_timer, &zero);
+	s32 err;
+
+	if (!st)
+		return -ENOENT;
+	sis_util_update(bpf_ktime_get_ns());
+	err = bpf_timer_init(&st->timer, &sis_util_timer, CLOCK_MONOTONIC);
+	if (err)
+		return err;
+	err = bpf_timer_set_callback(&st->timer, sis_util_timerfn);
+	if (err)
+		return err;
+	return bpf_timer_start(&st->timer, sis_util_period_ns(), 0);
+}
+
+#endif /* __SIS_UTIL_BPF_H */

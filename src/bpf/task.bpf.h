@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Per-task state: utilization, last CPU (for migrations) and run start. */
+#ifndef __SIS_TASK_BPF_H
+#define __SIS_TASK_BPF_H
+
+struct sis_task_ctx {
+	struct sis_pelt util;
+	u64 running_at;
+	s32 last_cpu;
+	u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sis_task_ctx);
+} task_ctxs SEC(".maps");
+
+static __always_inline struct sis_task_ctx *task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+}
+
+#endif /* __SIS_TASK_BPF_H */

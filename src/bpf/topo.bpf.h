@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * CPU topology, filled in by the daemon from scx_utils::Topology before load.
+ * We do not read kernel symbols such as sd_llc_id: they need KALLSYMS_ALL and
+ * vary between kernels, while userspace sees the same sysfs everywhere.
+ */
+#ifndef __SIS_TOPO_BPF_H
+#define __SIS_TOPO_BPF_H
+
+const volatile u32 nr_cpus = 1; /* nr_cpu_ids: CPU ids are below this */
+const volatile u32 nr_llcs = 1;
+const volatile bool smt_enabled;
+const volatile u32 cpu_llc[SIS_MAX_CPUS];
+/* Position of a CPU in its LLC's row of llc_cpus, where a scan starts. */
+const volatile u32 cpu_llc_pos[SIS_MAX_CPUS];
+const volatile u32 llc_nr_cpus[SIS_MAX_LLCS];
+const volatile u16 llc_cpus[SIS_MAX_LLCS][SIS_MAX_LLC_CPUS];
+
+struct sis_cpu_ctx {
+	struct sis_pelt util;
+	u32 running; /* an ext task is on this CPU right now */
+	u32 pad;
+	/* Scratch mask for "LLC and the task's affinity" while placing. */
+	struct bpf_cpumask __kptr *scratch;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SIS_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct sis_cpu_ctx);
+} cpu_ctxs SEC(".maps");
+
+struct sis_llc_ctx {
+	struct bpf_cpumask __kptr *cpus;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SIS_MAX_LLCS);
+	__type(key, u32);
+	__type(value, struct sis_llc_ctx);
+} llc_ctxs SEC(".maps");
+
+static __always_inline struct sis_cpu_ctx *cpu_ctx(s32 cpu)
+{
+	u32 key = cpu;
+
+	return bpf_map_lookup_elem(&cpu_ctxs, &key);
+}
+
+/* Indexes are unsigned so the verifier sees one bound, not a signed range. */
+static __always_inline u32 llc_of(s32 cpu)
+{
+	u32 idx = cpu;
+
+	if (idx >= SIS_MAX_CPUS)
+		return 0;
+	return cpu_llc[idx];
+}
+
+static __always_inline u32 llc_size(u32 llc)
+{
+	if (llc >= SIS_MAX_LLCS)
+		return 0;
+	return llc_nr_cpus[llc];
+}
+
+/* The CPU at @idx of @llc's row, or -1. */
+static __always_inline s32 llc_cpu_at(u32 llc, u32 idx)
+{
+	if (llc >= SIS_MAX_LLCS || idx >= SIS_MAX_LLC_CPUS)
+		return -1;
+	return llc_cpus[llc][idx];
+}
+
+static __always_inline u32 llc_pos_of(s32 cpu)
+{
+	u32 idx = cpu;
+
+	if (idx >= SIS_MAX_CPUS)
+		return 0;
+	return cpu_llc_pos[idx];
+}
+
+static __always_inline const struct cpumask *llc_mask(u32 llc)
+{
+	struct sis_llc_ctx *lctx = bpf_map_lookup_elem(&llc_ctxs, &llc);
+
+	if (!lctx)
+		return NULL;
+	return cast_mask(lctx->cpus);
+}
+
+/*
+ * The CPUs of @llc that @p may use. Tasks allowed everywhere (the common
+ * case) skip the cpumask AND.
+ */
+static __always_inline const struct cpumask *llc_mask_for(struct task_struct *p, u32 llc)
+{
+	const struct cpumask *mask = llc_mask(llc);
+	struct sis_cpu_ctx *cctx;
+
+	if (!mask || p->nr_cpus_allowed >= nr_cpus)
+		return mask;
+	cctx = cpu_ctx(bpf_get_smp_processor_id());
+	if (!cctx || !cctx->scratch)
+		return NULL;
+	bpf_cpumask_and(cctx->scratch, mask, p->cpus_ptr);
+	return cast_mask(cctx->scratch);
+}
+
+/* Build the LLC cpumasks and the per-CPU scratch masks (from ops.init). */
+static __always_inline s32 topo_init(void)
+{
+	struct bpf_cpumask *mask;
+	s32 cpu;
+	u32 llc;
+
+	bpf_for(llc, 0, nr_llcs)
+	{
+		struct sis_llc_ctx *lctx = bpf_map_lookup_elem(&llc_ctxs, &llc);
+
+		if (!lctx)
+			return -ENOENT;
+		mask = bpf_cpumask_create();
+		if (!mask)
+			return -ENOMEM;
+		mask = bpf_kptr_xchg(&lctx->cpus, mask);
+		if (mask)
+			bpf_cpumask_release(mask);
+	}
+
+	bpf_for(cpu, 0, nr_cpus)
+	{
+		struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+		struct sis_llc_ctx *lctx;
+
+		if (!cctx)
+			return -ENOENT;
+		mask = bpf_cpumask_create();
+		if (!mask)
+			return -ENOMEM;
+		mask = bpf_kptr_xchg(&cctx->scratch, mask);
+		if (mask)
+			bpf_cpumask_release(mask);
+
+		llc = llc_of(cpu);
+		lctx = bpf_map_lookup_elem(&llc_ctxs, &llc);
+		if (!lctx)
+			return -ENOENT;
+		bpf_rcu_read_lock();
+		if (lctx->cpus)
+			bpf_cpumask_set_cpu(cpu, lctx->cpus);
+		bpf_rcu_read_unlock();
+	}
+	return 0;
+}
+
+#endif /* __SIS_TOPO_BPF_H */
