@@ -78,17 +78,10 @@ static __always_inline void sis_pelt_advance(struct sis_pelt *s, u64 now, bool b
 	s->last_ns = now;
 }
 
-/*
- * The value @s would have at @now, without writing to it (safe from any CPU).
- * A global function: the verifier checks it once, not at every call inside a loop.
- */
-__hidden __noinline u32 sis_pelt_peek(const struct sis_pelt *s, u64 now, u32 busy)
+/* The value @s would have at @now, without writing to it (safe from any CPU). */
+static __always_inline u32 sis_pelt_peek(const struct sis_pelt *s, u64 now, bool busy)
 {
-	struct sis_pelt copy;
-
-	if (!s)
-		return 0;
-	copy = *s;
+	struct sis_pelt copy = *s;
 
 	sis_pelt_advance(&copy, now, busy);
 	return copy.avg;

@@ -27,7 +27,11 @@ struct {
 	__type(value, struct sis_timer);
 } sis_util_timer SEC(".maps");
 
-static __always_inline u32 cpu_util_now(s32 cpu, u64 now)
+/*
+ * Global functions (not hidden: libbpf turns hidden ones static) are verified
+ * once on their own, which keeps the loops below within the verifier's limits.
+ */
+__noinline u32 cpu_util_now(s32 cpu, u64 now)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 
@@ -36,7 +40,8 @@ static __always_inline u32 cpu_util_now(s32 cpu, u64 now)
 	return sis_pelt_peek(&cctx->util, now, cctx->running);
 }
 
-static __always_inline u32 nr_scan_for(u32 curve, u32 llc, u64 sum_util)
+/* Global too: @sum_util indexes the table, and inline that would make the summing loop's state precise. */
+__noinline u32 nr_scan_for(u32 curve, u32 llc, u64 sum_util)
 {
 	u64 cap = (u64)llc_size(llc) * SIS_CAPACITY;
 	u64 step;
@@ -49,8 +54,7 @@ static __always_inline u32 nr_scan_for(u32 curve, u32 llc, u64 sum_util)
 	return nr_scan_table[curve][llc][step];
 }
 
-/* Global, so the verifier walks the nested loops once. */
-__hidden __noinline int sis_util_update(u64 now)
+__noinline int sis_util_update(u64 now)
 {
 	const struct sis_tunables *t = tun();
 	u32 llc, i;
