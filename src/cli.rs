@@ -1,16 +1,29 @@
 //! Command line: the scheduler's flags and their validation.
 
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::latency::LatencyOpts;
 
 #[derive(Debug, Parser)]
 #[command(
     name = "scx_sis",
     version,
-    about = "sched_ext scheduler: select_idle_sibling() as switchable, measurable placement stages"
+    about = "sched_ext scheduler: select_idle_sibling() as switchable, measurable placement stages",
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
+    /// Without a subcommand, scx_sis loads the scheduler and runs it.
     #[command(flatten)]
     pub run: RunOpts,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Wakeup-latency workload (message and worker threads, schbench-style).
+    Wakelat(LatencyOpts),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,6 +5,7 @@ mod bpf_intf;
 mod bpf_skel;
 mod cli;
 mod curves;
+mod latency;
 mod preflight;
 mod scheduler;
 mod stats;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Parser;
 
-use cli::{Cli, RunOpts};
+use cli::{Cli, Command, RunOpts};
 use scheduler::Scheduler;
 
 fn run(opts: &RunOpts) -> Result<()> {
@@ -44,7 +45,11 @@ fn run(opts: &RunOpts) -> Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli.run) {
+    let result = match &cli.command {
+        None => run(&cli.run),
+        Some(Command::Wakelat(opts)) => latency::run(opts),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("scx_sis: error: {e:#}");
