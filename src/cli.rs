@@ -1,4 +1,4 @@
-//! Command line: the scheduler's flags and their validation.
+//! Command line: the scheduler's flags, the subcommands and their validation.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -22,6 +22,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Change the tunables of the running scheduler (from another shell).
+    Tune(TuneOpts),
+    /// Show the running scheduler's per-LLC stats, without loading anything.
+    Monitor(MonitorOpts),
     /// Wakeup-latency workload (message and worker threads, schbench-style).
     Wakelat(LatencyOpts),
 }
@@ -51,14 +55,13 @@ pub enum Curve {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunOpts {
-    /// Time slice in microseconds.
-    #[arg(short = 's', long, default_value_t = 3000,
-          value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
-    pub slice_us: u64,
-
-    /// Seconds between two per-LLC stats lines.
-    #[arg(long, default_value_t = 1.0, value_parser = parse_interval)]
+    /// Seconds between two per-LLC stats tables (scx's --stats).
+    #[arg(long, alias = "stats", default_value_t = 1.0, value_parser = parse_interval)]
     pub stats_interval: f64,
+
+    /// Load nothing: show the running instance's stats every SECS (scx's --monitor).
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    pub monitor: Option<f64>,
 
     /// Bytes of the kernel's debug dump to print when the scheduler exits on an error.
     #[arg(long, default_value_t = 0)]
@@ -72,37 +75,69 @@ pub struct RunOpts {
     pub policy: PolicyOpts,
 }
 
-/// The placement stages; each can be switched on or off.
-#[derive(Debug, Clone, Args)]
+/// The tunables. At start an unset flag takes its default; `tune` changes only the flags given.
+#[derive(Debug, Clone, Default, Args)]
 pub struct PolicyOpts {
-    /// Keep a wakee on its previous CPU when that CPU is almost idle.
-    #[arg(long, value_enum, default_value_t = Switch::On)]
-    pub prev_bias: Switch,
+    /// Time slice in microseconds [default: 3000].
+    #[arg(short = 's', long, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
+    pub slice_us: Option<u64>,
 
-    /// "Almost idle": prev's utilization without the task, in per-mille of capacity.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1000))]
-    pub prev_bias_threshold: u32,
+    /// Keep a wakee on its previous CPU when that CPU is almost idle [default: on].
+    #[arg(long, value_enum)]
+    pub prev_bias: Option<Switch>,
 
-    /// Curve bounding the idle-CPU scan by LLC utilization.
-    #[arg(long, value_enum, default_value_t = Curve::Quadratic)]
-    pub sis_util: Curve,
+    /// "Almost idle": prev's utilization without the task, per-mille of capacity [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub prev_bias_threshold: Option<u32>,
 
-    /// Period of the LLC utilization update, in microseconds.
-    #[arg(long, default_value_t = 4000,
-          value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
-    pub sis_util_period_us: u32,
+    /// Curve bounding the idle-CPU scan by LLC utilization [default: quadratic].
+    #[arg(long, value_enum)]
+    pub sis_util: Option<Curve>,
 
-    /// Prefer a fully idle SMT core in prev's LLC.
-    #[arg(long, value_enum, default_value_t = Switch::On)]
-    pub idle_core: Switch,
+    /// Period of the LLC utilization update, in microseconds [default: 4000].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
+    pub sis_util_period_us: Option<u32>,
 
-    /// On a synchronous wakeup, run the wakee on the waker's CPU (same LLC only).
-    #[arg(long, value_enum, default_value_t = Switch::On)]
-    pub wake_sync: Switch,
+    /// Prefer a fully idle SMT core in prev's LLC [default: on].
+    #[arg(long, value_enum)]
+    pub idle_core: Option<Switch>,
 
-    /// Look for an idle CPU in other LLCs when prev's LLC has none.
-    #[arg(long, value_enum, default_value_t = Switch::On)]
-    pub cross_llc: Switch,
+    /// On a synchronous wakeup, run the wakee on the waker's CPU (same LLC) [default: on].
+    #[arg(long, value_enum)]
+    pub wake_sync: Option<Switch>,
+
+    /// Look for an idle CPU in other LLCs when prev's LLC has none [default: on].
+    #[arg(long, value_enum)]
+    pub cross_llc: Option<Switch>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TuneOpts {
+    /// Print the current values and change nothing.
+    #[arg(long)]
+    pub show: bool,
+
+    #[command(flatten)]
+    pub policy: PolicyOpts,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MonitorOpts {
+    /// Seconds between two reports.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_interval)]
+    pub interval: f64,
+
+    /// One JSON object per interval, for scripts.
+    #[arg(long, conflicts_with = "histogram")]
+    pub json: bool,
+
+    /// The select_cpu cost histogram, bpftrace style.
+    #[arg(long)]
+    pub histogram: bool,
+
+    /// Stop after this many reports (default: until Ctrl-C).
+    #[arg(long)]
+    pub count: Option<u64>,
 }
 
 fn parse_interval(s: &str) -> Result<f64, String> {
@@ -123,12 +158,12 @@ mod tests {
     }
 
     #[test]
-    fn defaults_turn_every_stage_on() {
-        let cli = parse(&[]).unwrap();
-        let p = cli.run.policy;
-        assert!(p.prev_bias.is_on() && p.idle_core.is_on() && p.wake_sync.is_on());
-        assert_eq!(p.sis_util, Curve::Quadratic);
-        assert_eq!(cli.run.slice_us, 3000);
+    fn run_flags_parse_without_subcommand() {
+        let cli = parse(&["--prev-bias", "off", "--sis-util", "linear"]).unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.run.policy.prev_bias, Some(Switch::Off));
+        assert_eq!(cli.run.policy.sis_util, Some(Curve::Linear));
+        assert_eq!(cli.run.policy.idle_core, None);
     }
 
     #[test]
@@ -138,12 +173,24 @@ mod tests {
         assert!(parse(&["--slice-us", "5"]).is_err());
         assert!(parse(&["--stats-interval", "0"]).is_err());
         assert!(parse(&["--no-such-flag"]).is_err());
+        assert!(parse(&["tune", "--prev-bias", "maybe"]).is_err());
+        assert!(parse(&["tune", "--sis-util-period-us", "0"]).is_err());
     }
 
     #[test]
-    fn accepts_switches() {
-        let cli = parse(&["--prev-bias", "off", "--sis-util", "linear"]).unwrap();
-        assert!(!cli.run.policy.prev_bias.is_on());
-        assert_eq!(cli.run.policy.sis_util, Curve::Linear);
+    fn tune_takes_only_the_given_flags() {
+        let cli = parse(&["tune", "--prev-bias", "off"]).unwrap();
+        let Some(Command::Tune(t)) = cli.command else {
+            panic!("not a tune command")
+        };
+        assert_eq!(t.policy.prev_bias, Some(Switch::Off));
+        assert_eq!(t.policy.sis_util, None);
+        assert!(!t.show);
+    }
+
+    #[test]
+    fn monitor_json_and_histogram_conflict() {
+        assert!(parse(&["monitor", "--json", "--histogram"]).is_err());
+        assert!(parse(&["monitor", "--json", "--interval", "0.5"]).is_ok());
     }
 }

@@ -5,7 +5,10 @@ mod bpf_intf;
 mod bpf_skel;
 mod cli;
 mod curves;
+mod features;
 mod latency;
+mod metrics;
+mod monitor;
 mod preflight;
 mod scheduler;
 mod stats;
@@ -20,23 +23,30 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Parser;
 
-use cli::{Cli, Command, RunOpts};
-use scheduler::Scheduler;
+use cli::{Cli, Command, MonitorOpts, RunOpts};
+use scheduler::{Scheduler, OPS_NAME};
 
-fn run(opts: &RunOpts) -> Result<()> {
-    preflight::check_can_load()?;
+/// Set by SIGINT/SIGTERM; every long-running mode polls it.
+fn shutdown_flag() -> Result<Arc<AtomicBool>> {
     let shutdown = Arc::new(AtomicBool::new(false));
     let flag = shutdown.clone();
     ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
         .context("failed to install the SIGINT/SIGTERM handler")?;
+    Ok(shutdown)
+}
+
+fn run(opts: &RunOpts) -> Result<()> {
+    preflight::check_can_load()?;
+    let shutdown = shutdown_flag()?;
+    eprintln!("{}", features::report());
 
     loop {
         let mut open_object = MaybeUninit::uninit();
         let mut sched = Scheduler::init(opts, &mut open_object)?;
-        eprintln!("{} loaded", sched.describe());
+        eprintln!("{}", sched.describe());
         let exit = sched.run(shutdown.clone())?;
         if !exit.should_restart() {
-            eprintln!("{} unloaded", Scheduler::ops_name());
+            eprintln!("{OPS_NAME} unloaded");
             return Ok(());
         }
         eprintln!("the kernel asked for a restart (CPU hotplug?): reloading");
@@ -46,7 +56,20 @@ fn run(opts: &RunOpts) -> Result<()> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        None => run(&cli.run),
+        None => match cli.run.monitor {
+            Some(interval) => shutdown_flag().and_then(|s| {
+                let opts = MonitorOpts {
+                    interval,
+                    json: false,
+                    histogram: false,
+                    count: None,
+                };
+                monitor::run(&opts, s)
+            }),
+            None => run(&cli.run),
+        },
+        Some(Command::Tune(t)) => tunables::tune(t.show, &t.policy),
+        Some(Command::Monitor(m)) => shutdown_flag().and_then(|s| monitor::run(m, s)),
         Some(Command::Wakelat(opts)) => latency::run(opts),
     };
     match result {

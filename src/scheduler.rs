@@ -1,5 +1,5 @@
-//! The scheduler's life: open -> configure -> load -> attach -> report every
-//! interval -> detach, and the kernel's exit reason at the end.
+//! The scheduler's life: open -> configure -> load -> pin -> attach -> serve
+//! stats and watch the tunables -> detach, and the kernel's exit reason at the end.
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,23 +7,28 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use crossbeam::channel::RecvTimeoutError;
 use libbpf_rs::{Link, OpenObject, PrintLevel};
+use scx_stats::prelude::*;
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
 
-use crate::bpf_skel::{BpfSkel, BpfSkelBuilder};
+use crate::bpf_intf::sis_tunables;
+use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
 use crate::cli::{Curve, RunOpts};
-use crate::stats::{self, Counters, LlcReport};
+use crate::metrics::{self, LlcMetrics, Metrics};
 use crate::topology::Layout;
-use crate::{curves, preflight, tunables};
+use crate::{curves, preflight, stats, tunables};
+
+pub const OPS_NAME: &str = "scx_sis";
 
 /// libbpf's messages, kept so a verifier rejection can show the log's tail.
 static LIBBPF_LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static LIBBPF_VERBOSE: AtomicBool = AtomicBool::new(false);
 const LOG_TAIL_LINES: usize = 25;
 
-static LIBBPF_VERBOSE: AtomicBool = AtomicBool::new(false);
-
 fn capture_libbpf(level: PrintLevel, msg: String) {
-    if level != PrintLevel::Debug || LIBBPF_VERBOSE.load(Ordering::Relaxed) {
+    // libbpf's info lines (e.g. struct_ops members this kernel lacks) are noise unless -v.
+    if level == PrintLevel::Warn || LIBBPF_VERBOSE.load(Ordering::Relaxed) {
         eprint!("{msg}");
     }
     if let Ok(mut log) = LIBBPF_LOG.lock() {
@@ -38,11 +43,22 @@ fn libbpf_log_tail() -> String {
     log[log.len().saturating_sub(LOG_TAIL_LINES)..].join("\n")
 }
 
+fn monotonic_us() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write to.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
+}
+
 pub struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     link: Option<Link>,
     layout: Layout,
     interval: Duration,
+    stats_server: StatsServer<(), Metrics>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -62,101 +78,125 @@ impl<'a> Scheduler<'a> {
         skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
         fill_rodata(&mut skel, &layout);
 
-        let skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
+        let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
             e.context(format!(
                 "the kernel ({}) rejected the BPF program; verifier log tail:\n{}",
                 preflight::kernel_release(),
                 libbpf_log_tail()
             ))
         })?;
-        tunables::write(&skel.maps.tunables, &tunables::from_opts(opts))?;
+        tunables::write(
+            &skel.maps.tunables,
+            &tunables::apply(&tunables::defaults(), &opts.policy),
+        )?;
+        tunables::pin(&mut skel.maps.tunables)?;
 
-        let mut skel = skel;
-        let link = scx_ops_attach!(skel, sis_ops)?;
+        let link = match scx_ops_attach!(skel, sis_ops) {
+            Ok(link) => link,
+            Err(e) => {
+                tunables::unpin();
+                return Err(e);
+            }
+        };
+        let stats_server = StatsServer::new(metrics::server_data())
+            .launch()
+            .context("failed to start the stats server")?;
         Ok(Self {
             skel,
             link: Some(link),
             layout,
             interval: Duration::from_secs_f64(opts.stats_interval),
+            stats_server,
         })
     }
 
-    pub fn ops_name() -> &'static str {
-        "scx_sis"
+    fn tunables(&self) -> Result<sis_tunables> {
+        tunables::read(&self.skel.maps.tunables)
     }
 
     pub fn describe(&self) -> String {
-        let policy = tunables::read(&self.skel.maps.tunables)
+        let policy = self
+            .tunables()
             .map(|t| tunables::describe(&t))
             .unwrap_or_else(|e| format!("tunables unreadable: {e}"));
         format!(
-            "{} on kernel {}: {} CPUs in {} LLC(s), SMT {}\npolicy: {policy}",
-            Self::ops_name(),
+            "{OPS_NAME} on kernel {}: {} CPUs in {} LLC(s), SMT {}\npolicy: {policy}\ntunables: {} (change live with: scx_sis tune)",
             preflight::kernel_release(),
             self.layout.llcs.iter().map(Vec::len).sum::<usize>(),
             self.layout.llcs.len(),
-            if self.layout.smt { "on" } else { "off" }
+            if self.layout.smt { "on" } else { "off" },
+            tunables::TUNABLES_PIN,
         )
     }
 
-    /// Print per-LLC stats every interval until `shutdown` or the kernel ends us.
+    /// Cumulative counters of every LLC, as published to stats clients.
+    fn snapshot(&self) -> Result<Metrics> {
+        let per_cpu = stats::read_per_cpu(&self.skel.maps.cpu_stats)?;
+        let counters = stats::per_llc(&per_cpu, &self.layout.cpu_llc(), self.layout.llcs.len());
+        let bss = self.skel.maps.bss_data.as_ref();
+        let llcs = counters
+            .iter()
+            .enumerate()
+            .map(|(llc, c)| {
+                let util = bss.map_or(0, |b| b.llc_util[llc]);
+                let nr_scan = bss.map_or(0, |b| b.llc_nr_scan[llc]);
+                let m = LlcMetrics::from_counters(c, self.layout.llcs[llc].len(), util, nr_scan);
+                (llc as u32, m)
+            })
+            .collect();
+        Ok(Metrics {
+            at_us: monotonic_us(),
+            secs: 0.0,
+            generation: self.tunables().map(|t| t.generation).unwrap_or(0),
+            llcs,
+        })
+    }
+
+    /// Serve stats, print the table every interval and log tunable changes,
+    /// until `shutdown` or the kernel ends the scheduler.
     pub fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<UserExitInfo> {
-        let cpu_llc = self.layout.cpu_llc();
-        let mut last = self.read_llcs(&cpu_llc)?;
-        let mut last_at = Instant::now();
+        let (res_ch, req_ch) = self.stats_server.channels();
+        let mut last = self.snapshot()?;
+        let mut next_print = Instant::now() + self.interval;
+        let mut seen = self.tunables()?;
 
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            std::thread::sleep(Duration::from_millis(100));
-            if last_at.elapsed() < self.interval {
-                continue;
+            match req_ch.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => res_ch.send(self.snapshot()?)?,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(e) => Err(e)?,
             }
-            let now = self.read_llcs(&cpu_llc)?;
-            let secs = last_at.elapsed().as_secs_f64();
-            for report in self.reports(&now, &last, secs) {
-                println!("{}", report.line());
+
+            let now_t = self.tunables()?;
+            if now_t.generation != seen.generation {
+                for change in tunables::changes(&seen, &now_t) {
+                    println!("tunables generation {}: {change}", now_t.generation);
+                }
+                seen = now_t;
             }
-            last = now;
-            last_at = Instant::now();
+
+            if Instant::now() >= next_print {
+                let now = self.snapshot()?;
+                print!("{}", now.delta(&last).table());
+                last = now;
+                next_print += self.interval;
+            }
         }
 
         // Detach before reading the exit info: unregistering is what fills it in.
         self.link.take();
         uei_report!(&self.skel, uei)
     }
-
-    fn read_llcs(&self, cpu_llc: &[usize]) -> Result<Vec<Counters>> {
-        let per_cpu = stats::read_per_cpu(&self.skel.maps.cpu_stats)?;
-        Ok(stats::per_llc(&per_cpu, cpu_llc, self.layout.llcs.len()))
-    }
-
-    fn reports(&self, now: &[Counters], last: &[Counters], secs: f64) -> Vec<LlcReport> {
-        let bss = self.skel.maps.bss_data.as_ref();
-        now.iter()
-            .zip(last)
-            .enumerate()
-            .map(|(llc, (n, l))| {
-                let cpus = self.layout.llcs[llc].len();
-                let util = bss.map_or(0, |b| b.llc_util[llc]);
-                LlcReport {
-                    llc,
-                    cpus,
-                    util_pct: util as f64 * 100.0 / (cpus as f64 * 1024.0),
-                    nr_scan: bss.map_or(0, |b| b.llc_nr_scan[llc]),
-                    delta: n.delta(l),
-                    secs,
-                }
-            })
-            .collect()
-    }
 }
 
 impl Drop for Scheduler<'_> {
     fn drop(&mut self) {
         self.link.take();
+        tunables::unpin();
     }
 }
 
-fn fill_rodata(skel: &mut crate::bpf_skel::OpenBpfSkel<'_>, layout: &Layout) {
+fn fill_rodata(skel: &mut OpenBpfSkel<'_>, layout: &Layout) {
     let rodata = skel
         .maps
         .rodata_data

@@ -1,27 +1,95 @@
-//! The runtime tunables: one struct shared with BPF (struct sis_tunables),
-//! kept in a single-entry array map that BPF reads on every decision.
+//! The runtime tunables: one struct shared with BPF (struct sis_tunables) in
+//! a single-entry array map that BPF reads on every decision. The map is
+//! pinned so that `scx_sis tune`, another process, can change it live.
 
-use anyhow::{Context, Result};
-use libbpf_rs::{MapCore, MapFlags};
+use std::fs;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
 use crate::bpf_intf::sis_tunables;
-use crate::cli::RunOpts;
-use crate::curves;
+use crate::cli::{Curve, PolicyOpts, Switch};
+use crate::{curves, preflight};
 
-pub fn from_opts(opts: &RunOpts) -> sis_tunables {
-    let p = &opts.policy;
+pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
+pub const TUNABLES_PIN: &str = "/sys/fs/bpf/scx_sis/tunables";
+
+// SAFETY: a repr(C) struct of integers, valid for any bit pattern.
+unsafe impl plain::Plain for sis_tunables {}
+
+pub fn defaults() -> sis_tunables {
     sis_tunables {
         generation: 1,
-        slice_ns: opts.slice_us * 1000,
-        prev_bias: p.prev_bias.is_on() as u32,
-        prev_bias_threshold_permille: p.prev_bias_threshold,
-        sis_util_curve: curves::curve_index(p.sis_util),
-        sis_util_period_us: p.sis_util_period_us,
-        idle_core: p.idle_core.is_on() as u32,
-        wake_sync: p.wake_sync.is_on() as u32,
-        cross_llc: p.cross_llc.is_on() as u32,
+        slice_ns: 3_000_000,
+        prev_bias: 1,
+        prev_bias_threshold_permille: 1,
+        sis_util_curve: curves::curve_index(Curve::Quadratic),
+        sis_util_period_us: 4000,
+        idle_core: 1,
+        wake_sync: 1,
+        cross_llc: 1,
         pad: 0,
     }
+}
+
+/// `base` with every flag given in `p` applied (the generation is left alone).
+pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
+    let switch = |s: Option<Switch>, old: u32| s.map_or(old, |s| s.is_on() as u32);
+    sis_tunables {
+        slice_ns: p.slice_us.map_or(base.slice_ns, |us| us * 1000),
+        prev_bias: switch(p.prev_bias, base.prev_bias),
+        prev_bias_threshold_permille: p
+            .prev_bias_threshold
+            .unwrap_or(base.prev_bias_threshold_permille),
+        sis_util_curve: p.sis_util.map_or(base.sis_util_curve, curves::curve_index),
+        sis_util_period_us: p.sis_util_period_us.unwrap_or(base.sis_util_period_us),
+        idle_core: switch(p.idle_core, base.idle_core),
+        wake_sync: switch(p.wake_sync, base.wake_sync),
+        cross_llc: switch(p.cross_llc, base.cross_llc),
+        ..*base
+    }
+}
+
+/// Every tunable as (name, value as users write it).
+pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
+    let onoff = |v: u32| if v != 0 { "on" } else { "off" }.to_string();
+    let curve = curves::curve_from_index(t.sis_util_curve).map_or_else(
+        || format!("#{}", t.sis_util_curve),
+        |c| format!("{c:?}").to_lowercase(),
+    );
+    vec![
+        ("slice-us", (t.slice_ns / 1000).to_string()),
+        ("prev-bias", onoff(t.prev_bias)),
+        (
+            "prev-bias-threshold",
+            t.prev_bias_threshold_permille.to_string(),
+        ),
+        ("sis-util", curve),
+        ("sis-util-period-us", t.sis_util_period_us.to_string()),
+        ("idle-core", onoff(t.idle_core)),
+        ("wake-sync", onoff(t.wake_sync)),
+        ("cross-llc", onoff(t.cross_llc)),
+    ]
+}
+
+/// One line naming every tunable's value.
+pub fn describe(t: &sis_tunables) -> String {
+    fields(t)
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// "name: old -> new" for every tunable that differs.
+pub fn changes(old: &sis_tunables, new: &sis_tunables) -> Vec<String> {
+    fields(old)
+        .into_iter()
+        .zip(fields(new))
+        .filter(|((_, a), (_, b))| a != b)
+        .map(|((k, a), (_, b))| format!("{k}: {a} -> {b}"))
+        .collect()
 }
 
 pub fn write(map: &impl MapCore, t: &sis_tunables) -> Result<()> {
@@ -43,29 +111,62 @@ pub fn read(map: &impl MapCore) -> Result<sis_tunables> {
     Ok(t)
 }
 
-/// One line naming every tunable's value, for startup and `tune` output.
-pub fn describe(t: &sis_tunables) -> String {
-    let onoff = |v: u32| if v != 0 { "on" } else { "off" };
-    let curve = curves::curve_from_index(t.sis_util_curve).map_or_else(
-        || format!("#{}", t.sis_util_curve),
-        |c| format!("{c:?}").to_lowercase(),
-    );
-    format!(
-        "slice={}us prev_bias={} prev_bias_threshold={}permille sis_util={} sis_util_period={}us \
-         idle_core={} wake_sync={} cross_llc={}",
-        t.slice_ns / 1000,
-        onoff(t.prev_bias),
-        t.prev_bias_threshold_permille,
-        curve,
-        t.sis_util_period_us,
-        onoff(t.idle_core),
-        onoff(t.wake_sync),
-        onoff(t.cross_llc),
-    )
+/// Pin the live map for `tune`. Only called once preflight found no scheduler
+/// loaded, so a pin already there was left by a killed instance: replace it.
+pub fn pin(map: &mut libbpf_rs::MapMut) -> Result<()> {
+    if Path::new(TUNABLES_PIN).exists() {
+        eprintln!(
+            "replacing the stale pin {TUNABLES_PIN} of an instance that did not exit cleanly"
+        );
+        fs::remove_file(TUNABLES_PIN)
+            .with_context(|| format!("failed to remove {TUNABLES_PIN}"))?;
+    }
+    fs::create_dir_all(PIN_DIR)
+        .with_context(|| format!("failed to create {PIN_DIR} (is bpffs mounted?)"))?;
+    map.pin(TUNABLES_PIN)
+        .with_context(|| format!("failed to pin the tunables at {TUNABLES_PIN}"))
 }
 
-// SAFETY: a repr(C) struct of integers, valid for any bit pattern.
-unsafe impl plain::Plain for sis_tunables {}
+pub fn unpin() {
+    let _ = fs::remove_file(TUNABLES_PIN);
+    let _ = fs::remove_dir(PIN_DIR);
+}
+
+/// The running instance's tunables map, or a clear error if none runs.
+pub fn open_live() -> Result<MapHandle> {
+    let running = preflight::loaded_scheduler().is_some_and(|n| n.starts_with("scx_sis"));
+    if !running || !Path::new(TUNABLES_PIN).exists() {
+        bail!("no scx_sis instance is running (start one with: sudo scx_sis)");
+    }
+    MapHandle::from_pinned_path(TUNABLES_PIN)
+        .with_context(|| format!("failed to open {TUNABLES_PIN}"))
+}
+
+/// `scx_sis tune`: validate, apply, bump the generation, report old -> new.
+pub fn tune(show: bool, p: &PolicyOpts) -> Result<()> {
+    let map = open_live()?;
+    let old = read(&map)?;
+    if show {
+        for (k, v) in fields(&old) {
+            println!("{k:<20} {v}");
+        }
+        println!("{:<20} {}", "generation", old.generation);
+        return Ok(());
+    }
+    let mut new = apply(&old, p);
+    let diff = changes(&old, &new);
+    if diff.is_empty() {
+        bail!(
+            "nothing to change: give at least one flag with a new value (see scx_sis tune --help)"
+        );
+    }
+    new.generation = old.generation + 1;
+    write(&map, &new)?;
+    for line in diff {
+        println!("{line}");
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {
@@ -73,16 +174,40 @@ mod tests {
     use crate::cli::Cli;
     use clap::Parser;
 
+    fn policy(args: &[&str]) -> PolicyOpts {
+        Cli::parse_from(std::iter::once("scx_sis").chain(args.iter().copied()))
+            .run
+            .policy
+    }
+
     #[test]
-    fn flags_become_tunables() {
-        let cli = Cli::parse_from(["scx_sis", "--prev-bias", "off", "-s", "2000"]);
-        let t = from_opts(&cli.run);
+    fn unset_flags_keep_the_base_value() {
+        let t = apply(&defaults(), &policy(&["--prev-bias", "off", "-s", "2000"]));
         assert_eq!(t.prev_bias, 0);
         assert_eq!(t.slice_ns, 2_000_000);
-        assert_eq!(t.idle_core, 1);
-        let text = describe(&t);
+        assert_eq!(t.idle_core, defaults().idle_core);
+        assert_eq!(t.generation, defaults().generation);
+    }
+
+    #[test]
+    fn changes_name_only_what_differs() {
+        let old = defaults();
+        let new = apply(
+            &old,
+            &policy(&["--prev-bias", "off", "--sis-util", "linear"]),
+        );
+        assert_eq!(
+            changes(&old, &new),
+            vec!["prev-bias: on -> off", "sis-util: quadratic -> linear"]
+        );
+        assert!(changes(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn describe_uses_flag_spelling() {
+        let text = describe(&defaults());
         assert!(
-            text.contains("prev_bias=off") && text.contains("sis_util=quadratic"),
+            text.contains("prev-bias=on") && text.contains("sis-util=quadratic"),
             "{text}"
         );
     }
