@@ -53,6 +53,8 @@ pub struct LlcMetrics {
     pub dispatch_remote_steal: u64,
     #[stat(desc = "Idle CPUs kicked by a busy CPU's tick")]
     pub tick_kicks: u64,
+    #[stat(desc = "Dispatches that kept the running task, still ahead in vtime")]
+    pub dispatch_keep: u64,
     #[stat(desc = "llc_scan stages run")]
     pub scan_runs: u64,
     #[stat(desc = "llc_scan stages skipped because nr_scan was 0")]
@@ -88,6 +90,7 @@ impl LlcMetrics {
             dispatch_llc_steal: get(sis_counter_SIS_CNT_DISPATCH_LLC),
             dispatch_remote_steal: get(sis_counter_SIS_CNT_DISPATCH_REMOTE),
             tick_kicks: get(sis_counter_SIS_CNT_TICK_KICKS),
+            dispatch_keep: get(sis_counter_SIS_CNT_DISPATCH_KEEP),
             scan_runs: get(sis_counter_SIS_CNT_SCAN_RUNS),
             scan_skipped: get(sis_counter_SIS_CNT_SCAN_SKIPPED),
             scan_depth: get(sis_counter_SIS_CNT_SCAN_DEPTH),
@@ -114,6 +117,7 @@ impl LlcMetrics {
             dispatch_llc_steal: d(self.dispatch_llc_steal, e.dispatch_llc_steal),
             dispatch_remote_steal: d(self.dispatch_remote_steal, e.dispatch_remote_steal),
             tick_kicks: d(self.tick_kicks, e.tick_kicks),
+            dispatch_keep: d(self.dispatch_keep, e.dispatch_keep),
             scan_runs: d(self.scan_runs, e.scan_runs),
             scan_skipped: d(self.scan_skipped, e.scan_skipped),
             scan_depth: d(self.scan_depth, e.scan_depth),

@@ -53,20 +53,21 @@ enum sis_curve {
 
 /* Plain event counters; each CPU counts its own, the daemon sums them per LLC. */
 enum sis_counter {
-	SIS_CNT_WAKEUPS,	  /* select_cpu calls */
-	SIS_CNT_DIRECT_DISPATCH,  /* idle CPU found and claimed in select_cpu */
-	SIS_CNT_ENQUEUE,	  /* ops.enqueue calls */
-	SIS_CNT_MIGRATIONS,	  /* a task ran on another CPU than last time */
-	SIS_CNT_DISPATCH_LOCAL,	  /* dispatch took from the CPU's own DSQ */
-	SIS_CNT_DISPATCH_LLC,	  /* dispatch stole from a sibling CPU of the LLC */
-	SIS_CNT_DISPATCH_REMOTE,  /* dispatch stole from another LLC */
-	SIS_CNT_SCAN_RUNS,	  /* llc_scan stage entered with nr_scan > 0 */
-	SIS_CNT_SCAN_SKIPPED,	  /* llc_scan stage skipped because nr_scan == 0 */
-	SIS_CNT_SCAN_DEPTH,	  /* sum of the nr_scan limits used */
-	SIS_CNT_SCAN_VISITED,	  /* sum of CPUs actually tested */
-	SIS_CNT_SCAN_FOUND,	  /* scans that found an idle CPU */
-	SIS_CNT_COST_NS,	  /* sum of select_cpu cost in ns */
-	SIS_CNT_TICK_KICKS,	  /* idle CPUs kicked by a busy CPU's tick */
+	SIS_CNT_WAKEUPS,	 /* select_cpu calls */
+	SIS_CNT_DIRECT_DISPATCH, /* idle CPU found and claimed in select_cpu */
+	SIS_CNT_ENQUEUE,	 /* ops.enqueue calls */
+	SIS_CNT_MIGRATIONS,	 /* a task ran on another CPU than last time */
+	SIS_CNT_DISPATCH_LOCAL,	 /* dispatch took from the CPU's own DSQ */
+	SIS_CNT_DISPATCH_LLC,	 /* dispatch stole from a sibling CPU of the LLC */
+	SIS_CNT_DISPATCH_REMOTE, /* dispatch stole from another LLC */
+	SIS_CNT_SCAN_RUNS,	 /* llc_scan stage entered with nr_scan > 0 */
+	SIS_CNT_SCAN_SKIPPED,	 /* llc_scan stage skipped because nr_scan == 0 */
+	SIS_CNT_SCAN_DEPTH,	 /* sum of the nr_scan limits used */
+	SIS_CNT_SCAN_VISITED,	 /* sum of CPUs actually tested */
+	SIS_CNT_SCAN_FOUND,	 /* scans that found an idle CPU */
+	SIS_CNT_COST_NS,	 /* sum of select_cpu cost in ns */
+	SIS_CNT_TICK_KICKS,	 /* idle CPUs kicked by a busy CPU's tick */
+	SIS_CNT_DISPATCH_KEEP,	 /* dispatch kept the running task (still ahead in vtime) */
 	SIS_NR_COUNTERS,
 };
 

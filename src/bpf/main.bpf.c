@@ -23,9 +23,6 @@ UEI_DEFINE(uei);
 #include "sis_util.bpf.h"
 #include "placement.bpf.h"
 
-/* The largest vtime any running task has reached: the clock new arrivals join. */
-static u64 vtime_now;
-
 static __always_inline u64 slice_ns(void)
 {
 	u64 slice = tun()->slice_ns;
@@ -38,13 +35,20 @@ static __always_inline u64 cpu_dsq(s32 cpu)
 	return (u64)cpu;
 }
 
-/*
- * A task's place in a vtime-ordered DSQ. A task that slept long does not
- * bank more than one slice of credit over those that kept running.
- */
-static __always_inline u64 task_vtime(struct task_struct *p)
+static __always_inline u64 cpu_vtime_now(s32 cpu)
 {
-	u64 vtime = p->scx.dsq_vtime, floor = vtime_now - slice_ns();
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+
+	return cctx ? cctx->vtime_now : 0;
+}
+
+/*
+ * A task's place in @cpu's vtime-ordered DSQ. A task that slept long, or
+ * comes from a CPU whose clock lags, gets at most one slice of credit.
+ */
+static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu)
+{
+	u64 vtime = p->scx.dsq_vtime, floor = cpu_vtime_now(cpu) - slice_ns();
 
 	return time_before(vtime, floor) ? floor : vtime;
 }
@@ -53,7 +57,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 {
 	const struct sis_tunables *t = tun();
 	struct sis_cpu_stats *s = my_stats();
-	struct placement pl = { .cpu = prev_cpu, .path = SIS_PATH_FALLBACK };
+	struct placement pl = {.cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
 	u64 start = bpf_ktime_get_ns();
 
 	pick_cpu(p, prev_cpu, wake_flags, t, s, &pl);
@@ -73,7 +77,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 cpu = scx_bpf_task_cpu(p);
 
 	stat_inc(SIS_CNT_ENQUEUE);
-	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns(), task_vtime(p), enq_flags);
+	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns(), task_vtime(p, cpu), enq_flags);
 	/* Placed on an idle CPU without claiming it (no wakeup, or a race): wake it. */
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
@@ -84,19 +88,52 @@ static __always_inline bool take_from(s32 cpu)
 	       scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
 }
 
+/* @p's vtime including the run it is in the middle of (charged only at stopping). */
+static __always_inline u64 vtime_charged(struct task_struct *p)
+{
+	struct sis_task_ctx *tctx = task_ctx(p);
+	u64 now = bpf_ktime_get_ns();
+
+	if (!tctx || now <= tctx->running_at || !p->scx.weight)
+		return p->scx.dsq_vtime;
+	return p->scx.dsq_vtime + (now - tctx->running_at) * 100 / p->scx.weight;
+}
+
+/*
+ * ops.dispatch runs before a still-runnable @prev is put back in the queue,
+ * so the DSQ's head only competes with the others, not with @prev. Keep
+ * @prev running while it is still ahead in vtime (or alone), or nice would
+ * mean nothing between two tasks sharing a CPU.
+ */
+static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu)
+{
+	struct task_struct *head;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return false;
+	head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
+	if (head && time_before(head->scx.dsq_vtime, vtime_charged(prev)))
+		return false;
+	scx_bpf_task_set_slice(prev, slice_ns());
+	return true;
+}
+
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 llc = llc_of(cpu), n = llc_size(llc), pos = llc_pos_of(cpu), i;
 	s32 victim;
 
+	if (keep_prev(prev, cpu)) {
+		stat_inc(SIS_CNT_DISPATCH_KEEP);
+		return;
+	}
 	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
 		return;
 	}
 
 	/* Steal inside the LLC first, starting after us so stealers spread out. */
-	bpf_for(i, 1, n)
-	{
+	bpf_for (i, 1, n) {
 		u32 idx = pos + i;
 
 		if (idx >= n)
@@ -107,8 +144,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		}
 	}
 
-	bpf_for(i, 1, nr_cpus)
-	{
+	bpf_for (i, 1, nr_cpus) {
 		victim = cpu + i;
 		if (victim >= nr_cpus)
 			victim -= nr_cpus;
@@ -151,6 +187,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	if (cctx) {
 		sis_pelt_advance(&cctx->util, now, false);
 		cctx->running = 1;
+		cctx->vtime_now = p->scx.dsq_vtime;
 	}
 	if (tctx) {
 		sis_pelt_advance(&tctx->util, now, false);
@@ -159,8 +196,6 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 			stat_inc(SIS_CNT_MIGRATIONS);
 		tctx->last_cpu = cpu;
 	}
-	if (time_before(vtime_now, p->scx.dsq_vtime))
-		vtime_now = p->scx.dsq_vtime;
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
@@ -178,13 +213,13 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	sis_pelt_advance(&tctx->util, now, true);
 	/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
 	if (now > tctx->running_at && p->scx.weight)
-		scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime +
-						      (now - tctx->running_at) * 100 / p->scx.weight);
+		scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime + (now - tctx->running_at) * 100 /
+									 p->scx.weight);
 }
 
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
-	scx_bpf_task_set_dsq_vtime(p, vtime_now);
+	scx_bpf_task_set_dsq_vtime(p, cpu_vtime_now(scx_bpf_task_cpu(p)));
 }
 
 s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -202,8 +237,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 {
 	s32 cpu, err;
 
-	bpf_for(cpu, 0, nr_cpus)
-	{
+	bpf_for (cpu, 0, nr_cpus) {
 		err = scx_bpf_create_dsq(cpu_dsq(cpu), -1);
 		if (err) {
 			scx_bpf_error("failed to create DSQ for CPU %d: %d", cpu, err);

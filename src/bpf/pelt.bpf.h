@@ -13,7 +13,7 @@
 #define __SIS_PELT_BPF_H
 
 #define SIS_PELT_PERIOD_SHIFT 20
-#define SIS_PELT_HALFLIFE     32
+#define SIS_PELT_HALFLIFE 32
 
 struct sis_pelt {
 	u64 last_ns;

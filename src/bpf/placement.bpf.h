@@ -98,8 +98,7 @@ static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc,
 	stat_add(s, SIS_CNT_SCAN_RUNS, 1);
 	stat_add(s, SIS_CNT_SCAN_DEPTH, nr);
 
-	bpf_for(i, 1, n + 1)
-	{
+	bpf_for (i, 1, n + 1) {
 		u32 idx = pos + i;
 		s32 cpu;
 
@@ -128,12 +127,10 @@ static __always_inline s32 cross_llc_idle(struct task_struct *p, u32 own_llc)
 {
 	u32 llc, pass;
 
-	bpf_for(pass, 0, smt_enabled ? 2 : 1)
-	{
+	bpf_for (pass, 0, smt_enabled ? 2 : 1) {
 		u64 flags = smt_enabled && pass == 0 ? SCX_PICK_IDLE_CORE : 0;
 
-		bpf_for(llc, 0, nr_llcs)
-		{
+		bpf_for (llc, 0, nr_llcs) {
 			const struct cpumask *mask;
 			s32 cpu;
 

@@ -40,7 +40,8 @@ __noinline u32 cpu_util_now(s32 cpu, u64 now)
 	return sis_pelt_peek(&cctx->util, now, cctx->running);
 }
 
-/* Global too: @sum_util indexes the table, and inline that would make the summing loop's state precise. */
+/* Global too: @sum_util indexes the table, and inline that would make the summing loop's state
+ * precise. */
 __noinline u32 nr_scan_for(u32 curve, u32 llc, u64 sum_util)
 {
 	u64 cap = (u64)llc_size(llc) * SIS_CAPACITY;
@@ -59,13 +60,11 @@ __noinline int sis_util_update(u64 now)
 	const struct sis_tunables *t = tun();
 	u32 llc, i;
 
-	bpf_for(llc, 0, nr_llcs)
-	{
+	bpf_for (llc, 0, nr_llcs) {
 		u32 n = llc_size(llc);
 		u64 sum = 0;
 
-		bpf_for(i, 0, n)
-		{
+		bpf_for (i, 0, n) {
 			s32 cpu = llc_cpu_at(llc, i);
 
 			if (cpu >= 0)

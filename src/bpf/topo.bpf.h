@@ -18,6 +18,13 @@ const volatile u16 llc_cpus[SIS_MAX_LLCS][SIS_MAX_LLC_CPUS];
 
 struct sis_cpu_ctx {
 	struct sis_pelt util;
+	/*
+	 * vtime of the task this CPU picked last. The DSQ hands out its smallest
+	 * vtime first, so this follows the queue's minimum (CFS's min_vruntime),
+	 * not its maximum: a low-weight task's fast-moving vtime must not drag
+	 * everyone else forward.
+	 */
+	u64 vtime_now;
 	u32 running; /* an ext task is on this CPU right now */
 	u32 pad;
 	/* Scratch mask for "LLC and the task's affinity" while placing. */
@@ -117,8 +124,7 @@ static __always_inline s32 topo_init(void)
 	s32 cpu;
 	u32 llc;
 
-	bpf_for(llc, 0, nr_llcs)
-	{
+	bpf_for (llc, 0, nr_llcs) {
 		struct sis_llc_ctx *lctx = bpf_map_lookup_elem(&llc_ctxs, &llc);
 
 		if (!lctx)
@@ -131,8 +137,7 @@ static __always_inline s32 topo_init(void)
 			bpf_cpumask_release(mask);
 	}
 
-	bpf_for(cpu, 0, nr_cpus)
-	{
+	bpf_for (cpu, 0, nr_cpus) {
 		struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 		struct sis_llc_ctx *lctx;
 

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: style checks, unit tests, and the VM tests that load
+# scx_sis on real sched_ext kernels (6.12 and the newest 7.x) under QEMU.
+#   SCX_SIS_SKIP_VM=1 scripts/test.sh     unit tests and checks only
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+scripts/setup.sh
+echo "test: style (cargo fmt, clang-format, clippy -D warnings)" >&2
+cargo fmt --check
+clang-format-19 --dry-run --Werror src/bpf/*.c src/bpf/*.h
+cargo clippy --release --all-targets --quiet -- -D warnings
+
+echo "test: unit tests and VM tests" >&2
+cargo test --release -- --test-threads=1

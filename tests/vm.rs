@@ -1,0 +1,244 @@
+//! VM tests: boot sched_ext kernels under QEMU (TCG) and run guest scripts from tests/vm/guest/
+//! against the scx_sis binary built by cargo.
+//!
+//! Environment:
+//! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
+//! - `SCX_SIS_VM_KERNELS`       kernel series to test, default "6.12 7" (see scripts/kernels.sh).
+//!   Series other than 6.12 and 7 are run by `foundation_other_kernels`.
+//! - `SCX_SIS_VM_TIMEOUT`       seconds per VM run, default 900.
+//! - `SCX_SIS_PREBUILT_KERNELS` directory with vmlinuz-6.12*-scx; defaults to ../shared/kernels
+//!   beside the repository when that exists.
+//!
+//! QEMU with TCG needs most of the machine, so every VM run holds one global lock: the tests run
+//! one after another whatever `--test-threads` says.
+//!
+//! Adding a guest script: put it in tests/vm/guest/ (source lib.sh, print SIS-TEST lines, call
+//! finish) and add one `vm_test!` line per kernel series.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+static VM_LOCK: Mutex<()> = Mutex::new(());
+
+const DEFAULT_KERNELS: &str = "6.12 7";
+
+/// Outcome of one guest script run.
+#[allow(dead_code)]
+struct GuestRun {
+    kernel: String,
+    release: String,
+    script: String,
+    topo: String,
+    rc: i32,
+    console: String,
+    passes: Vec<String>,
+    fails: Vec<String>,
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn skip_all() -> bool {
+    std::env::var("SCX_SIS_SKIP_VM")
+        .map(|v| v == "1")
+        .unwrap_or(false)
+}
+
+/// Kernel series selected by SCX_SIS_VM_KERNELS (space or comma separated).
+fn selected_kernels() -> Vec<String> {
+    let v = std::env::var("SCX_SIS_VM_KERNELS").unwrap_or_else(|_| DEFAULT_KERNELS.to_string());
+    v.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Write to the real stderr, bypassing libtest's output capture, so progress shows up in CI logs.
+fn say(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+/// `scripts/kernels.sh fetch SERIES` -> (vmlinuz, config, release).
+fn fetch_kernel(series: &str) -> (String, String, String) {
+    let mut cmd = Command::new(repo().join("scripts/kernels.sh"));
+    cmd.args(["fetch", series]).stderr(Stdio::inherit());
+    if std::env::var_os("SCX_SIS_PREBUILT_KERNELS").is_none() {
+        let shared = repo().join("../shared/kernels");
+        if shared.is_dir() {
+            cmd.env("SCX_SIS_PREBUILT_KERNELS", shared);
+        }
+    }
+    let out = cmd.output().expect("run scripts/kernels.sh");
+    assert!(
+        out.status.success(),
+        "scripts/kernels.sh fetch {series} failed: {}",
+        out.status
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    let f: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(f.len(), 3, "unexpected kernels.sh output: {stdout:?}");
+    (f[0].to_string(), f[1].to_string(), f[2].to_string())
+}
+
+/// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis and `env` (K=V).
+fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
+    let _guard = VM_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let (vmlinuz, config, release) = fetch_kernel(series);
+    let timeout = std::env::var("SCX_SIS_VM_TIMEOUT").unwrap_or_else(|_| "900".into());
+    let log = std::env::temp_dir().join(format!(
+        "scx_sis-vm-{}-{}-{}-{}.log",
+        series,
+        script.trim_end_matches(".sh"),
+        topo,
+        std::process::id()
+    ));
+    let guest = repo().join("tests/vm/guest").join(script);
+    let mut cmd = Command::new(repo().join("scripts/vm/run.sh"));
+    cmd.args(["--kernel", &vmlinuz, "--config", &config])
+        .args(["--bin", env!("CARGO_BIN_EXE_scx_sis")])
+        .arg("--guest")
+        .arg(&guest)
+        .args(["--topo", topo, "--timeout", &timeout, "--quiet"])
+        .arg("--log")
+        .arg(&log);
+    for kv in env {
+        cmd.args(["--env", kv]);
+    }
+    say(&format!(
+        "vm: {script} on {release} ({series}), topo {topo}: running (console in {})",
+        log.display()
+    ));
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .status()
+        .expect("run scripts/vm/run.sh");
+    let rc = status.code().unwrap_or(-1);
+    let console = read_console(&log);
+    let _ = std::fs::remove_file(&log);
+    let pick = |tag: &str| -> Vec<String> {
+        console
+            .lines()
+            .filter_map(|l| l.find(tag).map(|i| l[i..].trim_end().to_string()))
+            .collect()
+    };
+    GuestRun {
+        kernel: series.to_string(),
+        release,
+        script: script.to_string(),
+        topo: topo.to_string(),
+        rc,
+        passes: pick("SIS-TEST PASS "),
+        fails: pick("SIS-TEST FAIL "),
+        console,
+    }
+}
+
+fn read_console(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).replace('\r', "")
+}
+
+/// Print the SIS-TEST lines; on failure print the whole console and panic.
+fn check(run: &GuestRun) {
+    say(&format!(
+        "vm: {} on {} (topo {}): rc={} passed={} failed={}",
+        run.script,
+        run.release,
+        run.topo,
+        run.rc,
+        run.passes.len(),
+        run.fails.len()
+    ));
+    for l in run.console.lines().filter(|l| l.contains("SIS-TEST ")) {
+        say(&format!("    {}", l.trim()));
+    }
+    let ok = run.rc == 0 && !run.passes.is_empty() && run.fails.is_empty();
+    if !ok {
+        say(&format!(
+            "===== guest console: {} on {} =====\n{}\n===== end of console =====",
+            run.script, run.release, run.console
+        ));
+        panic!(
+            "{} on kernel {} ({}): rc={}, {} passed, {} failed: {:?}",
+            run.script,
+            run.kernel,
+            run.release,
+            run.rc,
+            run.passes.len(),
+            run.fails.len(),
+            run.fails
+        );
+    }
+}
+
+/// Run `script` on `series` if that series is selected; returns false when skipped.
+fn vm_case(series: &str, script: &str, topo: &str, env: &[&str]) -> bool {
+    if skip_all() {
+        say(&format!(
+            "vm: {script} on {series}: skipped (SCX_SIS_SKIP_VM=1)"
+        ));
+        return false;
+    }
+    if !selected_kernels().iter().any(|k| k == series) {
+        say(&format!(
+            "vm: {script} on {series}: skipped (not in SCX_SIS_VM_KERNELS)"
+        ));
+        return false;
+    }
+    let run = run_guest(series, script, topo, env);
+    check(&run);
+    true
+}
+
+/// One #[test] per (kernel series, guest script, topology).
+macro_rules! vm_test {
+    ($name:ident, $series:expr, $script:expr, $topo:expr) => {
+        vm_test!($name, $series, $script, $topo, &[]);
+    };
+    ($name:ident, $series:expr, $script:expr, $topo:expr, $env:expr) => {
+        #[test]
+        fn $name() {
+            vm_case($series, $script, $topo, $env);
+        }
+    };
+}
+
+// Harness self-check (boot, sched_ext present, promised topology): seconds, no scheduler needed.
+vm_test!(
+    harness_6_12,
+    "6.12",
+    "harness.sh",
+    "2llc-smt",
+    &["SIS_QUICK=1"]
+);
+vm_test!(harness_7, "7", "harness.sh", "2llc-smt", &["SIS_QUICK=1"]);
+
+// Load, hackbench, nice fairness, stress-ng mix, clean SIGINT unload (~2 min each under TCG).
+vm_test!(foundation_6_12, "6.12", "foundation.sh", "2llc-smt");
+vm_test!(foundation_7, "7", "foundation.sh", "2llc-smt");
+
+/// Series in SCX_SIS_VM_KERNELS that have no test of their own above (e.g. "6.18 7.2").
+#[test]
+fn foundation_other_kernels() {
+    let others: Vec<String> = selected_kernels()
+        .into_iter()
+        .filter(|k| k != "6.12" && k != "7")
+        .collect();
+    if skip_all() || others.is_empty() {
+        return;
+    }
+    let mut failed = Vec::new();
+    for k in &others {
+        let run = run_guest(k, "foundation.sh", "2llc-smt", &[]);
+        if std::panic::catch_unwind(|| check(&run)).is_err() {
+            failed.push(k.clone());
+        }
+    }
+    assert!(failed.is_empty(), "foundation.sh failed on {failed:?}");
+}

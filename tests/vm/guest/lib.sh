@@ -1,0 +1,230 @@
+# shellcheck shell=sh
+# shellcheck disable=SC2034  # SCHED_* variables are read by the scripts that source this
+# Shared helpers for the guest test scripts (busybox sh). Source it: . /tests/lib.sh
+#
+# Output conventions (parsed by tests/vm.rs):
+#   SIS-TEST PASS <name> <details>     one line per check
+#   SIS-TEST FAIL <name> <details>
+#   SIS-INFO <text>                    anything informative
+# finish() prints a summary, dumps the scheduler log and dmesg if a check failed, and exits 1 then.
+#
+# Note: in a non-interactive shell, commands started with & ignore SIGINT (POSIX); scx_sis installs
+# its own handler, so stop_sched's SIGINT still reaches it. Kill helper processes with TERM/KILL.
+
+SIS_PASSES=0
+SIS_FAILS=0
+SCHED_PID=
+SCHED_LOG=/tmp/sched.log
+SCX_DIR=/sys/kernel/sched_ext
+
+pass() { _n=$1; shift; echo "SIS-TEST PASS $_n $*"; SIS_PASSES=$((SIS_PASSES + 1)); }
+fail() { _n=$1; shift; echo "SIS-TEST FAIL $_n $*"; SIS_FAILS=$((SIS_FAILS + 1)); }
+info() { echo "SIS-INFO $*"; }
+
+# Guest uptime in centiseconds (1${frac} avoids octal parsing of e.g. "05").
+now_cs() {
+  read -r _up _ </proc/uptime
+  echo $((${_up%.*} * 100 + 1${_up#*.} - 100))
+}
+fmt_cs() { printf '%d.%02d' $(($1 / 100)) $(($1 % 100)); }
+
+# --------------------------------------------------------------------------- sched_ext state
+scx_state() { cat "$SCX_DIR/state" 2>/dev/null || echo missing; }
+scx_ops() { cat "$SCX_DIR/root/ops" 2>/dev/null; }
+
+# wait_state WANT SECS: poll until state == WANT; returns 1 on timeout.
+wait_state() {
+  _deadline=$(($(now_cs) + $2 * 100))
+  while [ "$(scx_state)" != "$1" ]; do
+    [ "$(now_cs)" -ge "$_deadline" ] && return 1
+    sleep 0.2
+  done
+  return 0
+}
+
+sched_alive() {
+  [ -n "$SCHED_PID" ] && [ -d "/proc/$SCHED_PID" ] &&
+    ! grep -q '^State:[[:space:]]*Z' "/proc/$SCHED_PID/status" 2>/dev/null
+}
+
+# start_sched ARGS...: start /bin/scx_sis ARGS in the background (output in /tmp/sched.log) and
+# wait up to SIS_START_TIMEOUT s for sched_ext to be enabled. The default is 60 s, not 20: the BPF
+# verifier runs ~100x slower under TCG. Sets SCHED_PID and SCHED_START_CS (time to enable, in
+# centiseconds). Returns 1 if it did not come up, with the reason in SCHED_START_ERR.
+start_sched() {
+  : >"$SCHED_LOG"
+  SCHED_START_ERR=
+  _t0=$(now_cs)
+  /bin/scx_sis "$@" >"$SCHED_LOG" 2>&1 &
+  SCHED_PID=$!
+  _deadline=$((_t0 + ${SIS_START_TIMEOUT:-60} * 100))
+  while [ "$(scx_state)" != enabled ]; do
+    if ! sched_alive; then
+      wait "$SCHED_PID"
+      SCHED_START_ERR="scx_sis exited with rc $? after $(fmt_cs $(($(now_cs) - _t0)))s before sched_ext was enabled"
+      SCHED_PID=
+      return 1
+    fi
+    if [ "$(now_cs)" -ge "$_deadline" ]; then
+      SCHED_START_ERR="state=$(scx_state) ${SIS_START_TIMEOUT:-60}s after starting scx_sis (still running)"
+      return 1
+    fi
+    sleep 0.2
+  done
+  SCHED_START_CS=$(($(now_cs) - _t0))
+  return 0
+}
+
+# stop_sched [SECS]: SIGINT scx_sis, wait for it (SIGKILL after SECS, default 20). Returns its rc.
+stop_sched() {
+  [ -n "$SCHED_PID" ] || return 0
+  kill -INT "$SCHED_PID" 2>/dev/null
+  (sleep "${1:-20}"; kill -KILL "$SCHED_PID" 2>/dev/null) &
+  _wd=$!
+  wait "$SCHED_PID"
+  _rc=$?
+  kill "$_wd" 2>/dev/null
+  wait "$_wd" 2>/dev/null
+  SCHED_PID=
+  return $_rc
+}
+
+dump_sched_log() {
+  [ -s "$SCHED_LOG" ] || return 0
+  echo "----- $SCHED_LOG (last ${1:-100} lines) -----"
+  tail -n "${1:-100}" "$SCHED_LOG"
+  echo "----- end of $SCHED_LOG -----"
+}
+
+dump_dmesg() {
+  echo "----- dmesg (last ${1:-60} lines) -----"
+  dmesg | tail -n "${1:-60}"
+  echo "----- end of dmesg -----"
+}
+
+# dmesg lines that mean sched_ext or the scheduler went wrong (stall ejection, BPF error, ...),
+# from dmesg line FROM (default 1) on. A clean unload ("unregistered from user space") is fine.
+scx_dmesg_errors() {
+  dmesg | tail -n +"${1:-1}" | grep -iE 'runnable task stall|sched_ext.*(error|stall|watchdog|fail)|scx_bpf_error|BUG:|WARNING:|Oops|soft lockup|hung task' |
+    grep -v 'unregistered from user' || true
+}
+
+finish() {
+  if sched_alive; then
+    info "scx_sis still running at finish, stopping it"
+    stop_sched 10 || true
+  fi
+  echo "SIS-SUMMARY passed=$SIS_PASSES failed=$SIS_FAILS"
+  if [ "$SIS_FAILS" -ne 0 ]; then
+    dump_sched_log 150
+    dump_dmesg 80
+    exit 1
+  fi
+  exit 0
+}
+
+# --------------------------------------------------------------------------- shared checks
+
+# The harness's topology promise for SIS_TOPO: LLC groups and SMT sibling groups.
+check_topology() {
+  _llcs=$(cat /sys/devices/system/cpu/cpu[0-9]*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | tr '\n' ' ')
+  _smt=$(cat /sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list 2>/dev/null | sort -u | tr '\n' ' ')
+  _nodes=$(find /sys/devices/system/node -maxdepth 1 -name 'node[0-9]*' 2>/dev/null | wc -l)
+  _doms=$(cat /sys/kernel/debug/sched/domains/cpu0/domain*/name 2>/dev/null | tr '\n' ' ')
+  _detail="cpus=$(nproc) llc=[${_llcs% }] smt=[${_smt% }] nodes=$_nodes cpu0_domains=[${_doms% }]"
+  case ${SIS_TOPO:-} in
+    2llc-smt) _want_llc="0-3 4-7"; _want_smt="0-1 2-3 4-5 6-7" ;;
+    2llc|2numa) _want_llc="0-3 4-7"; _want_smt="0 1 2 3 4 5 6 7" ;;
+    1llc) _want_llc="0-7"; _want_smt="0 1 2 3 4 5 6 7" ;;
+    1llc-smt) _want_llc="0-7"; _want_smt="0-1 2-3 4-5 6-7" ;;
+    smp4) _want_llc="0-3"; _want_smt="0 1 2 3" ;;
+    *) info "topology $_detail (SIS_TOPO=${SIS_TOPO:-unset}: nothing to compare)"; return 0 ;;
+  esac
+  # sort -u above sorts lexically; compare as sets.
+  _got_llc=$(echo "$_llcs" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')
+  _exp_llc=$(echo "$_want_llc" | tr ' ' '\n' | sort | tr '\n' ' ')
+  _got_smt=$(echo "$_smt" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')
+  _exp_smt=$(echo "$_want_smt" | tr ' ' '\n' | sort | tr '\n' ' ')
+  if [ "$_got_llc" = "$_exp_llc" ] && [ "$_got_smt" = "$_exp_smt" ]; then
+    pass topology "$SIS_TOPO $_detail"
+  else
+    fail topology "$SIS_TOPO want llc=[$_want_llc] smt=[$_want_smt], got $_detail"
+  fi
+}
+
+# run_hackbench NAME ARGS...: hackbench must exit 0; prints its Time line and the wall time.
+run_hackbench() {
+  _name=$1; shift
+  _t0=$(now_cs)
+  hackbench "$@" >/tmp/hackbench.out 2>&1
+  _rc=$?
+  _wall=$(fmt_cs $(($(now_cs) - _t0)))
+  _time=$(grep -m1 '^Time:' /tmp/hackbench.out)
+  if [ $_rc -eq 0 ] && [ -n "$_time" ]; then
+    pass "$_name" "hackbench $* rc=0 $_time wall=${_wall}s"
+  else
+    fail "$_name" "hackbench $* rc=$_rc wall=${_wall}s: $(tail -n 3 /tmp/hackbench.out | tr '\n' ' ')"
+  fi
+}
+
+_ticks() { # pid -> utime+stime (clock ticks)
+  # /proc/PID/stat: field 2 is "(sh)" here, so plain word splitting keeps the field numbers.
+  # shellcheck disable=SC2046
+  set -- $(cat "/proc/$1/stat")
+  echo $((${14} + ${15}))
+}
+
+# check_nice [CPU] [SECS]: a nice-0 and a nice-10 busy loop share one CPU; their CPU time
+# ratio must be within 25% of weight(0)/weight(10) = 1024/110.
+check_nice() {
+  _cpu=${1:-3}
+  _secs=${2:-12}
+  taskset -c "$_cpu" sh -c 'while :; do :; done' &
+  _p0=$!
+  taskset -c "$_cpu" nice -n 10 sh -c 'while :; do :; done' &
+  _p10=$!
+  sleep 2 # let both settle (exec chain taskset -> nice -> sh keeps the PID)
+  _a0=$(_ticks $_p0)
+  _a10=$(_ticks $_p10)
+  sleep "$_secs"
+  _b0=$(_ticks $_p0)
+  _b10=$(_ticks $_p10)
+  _n0=$(awk '{print $19}' "/proc/$_p0/stat")
+  _n10=$(awk '{print $19}' "/proc/$_p10/stat")
+  kill -KILL $_p0 $_p10 2>/dev/null
+  wait $_p0 $_p10 2>/dev/null
+  _d0=$((_b0 - _a0))
+  _d10=$((_b10 - _a10))
+  _res=$(awk -v a="$_d0" -v b="$_d10" 'BEGIN {
+    want = 1024 / 110
+    if (b <= 0) { printf "inf 0"; exit }
+    r = a / b; dev = (r - want) / want; if (dev < 0) dev = -dev
+    printf "%.2f %d", r, (dev <= 0.25) }')
+  _ratio=${_res% *}
+  _ok=${_res#* }
+  _detail="cpu=$_cpu secs=$_secs nice0_ticks=$_d0 nice10_ticks=$_d10 (nice $_n0/$_n10) ratio=$_ratio expected=9.31 tol=25% sum=$((_d0 + _d10))/$((_secs * 100))"
+  if [ "$_ok" = 1 ]; then
+    pass nice_fairness "$_detail"
+  else
+    fail nice_fairness "$_detail"
+  fi
+}
+
+# run_stress NAME SECS: the stress-ng mix; must exit 0.
+run_stress() {
+  _name=$1
+  _secs=${2:-60}
+  _t0=$(now_cs)
+  # shellcheck disable=SC2086
+  stress-ng ${SIS_STRESS_ARGS:---cpu 4 --fork 2 --pipe 2 --futex 2 --schedpolicy 2 --race-sched 1} \
+    --timeout "${_secs}s" --metrics-brief >/tmp/stress.out 2>&1
+  _rc=$?
+  _wall=$(fmt_cs $(($(now_cs) - _t0)))
+  if [ $_rc -eq 0 ]; then
+    pass "$_name" "stress-ng ${_secs}s rc=0 wall=${_wall}s"
+  else
+    fail "$_name" "stress-ng ${_secs}s rc=$_rc wall=${_wall}s"
+    tail -n 20 /tmp/stress.out
+  fi
+  grep -E 'stress-ng: (info|metrc).*(cpu|fork|pipe|futex|schedpolicy|race-sched) ' /tmp/stress.out | sed 's/^/SIS-INFO stress: /' | head -n 12
+}
