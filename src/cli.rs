@@ -109,6 +109,18 @@ pub struct PolicyOpts {
     /// Look for an idle CPU in other LLCs when prev's LLC has none [default: on].
     #[arg(long, value_enum)]
     pub cross_llc: Option<Switch>,
+
+    /// Queue wakeups that found no idle CPU in a queue shared by the LLC [default: off].
+    #[arg(long, value_enum)]
+    pub wakeq: Option<Switch>,
+
+    /// Wakequeue shards per LLC, 0 = one per 4 CPUs of the LLC [default: 0].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=16))]
+    pub wakeq_shards: Option<u32>,
+
+    /// Test only: make the BPF scheduler fail with scx_bpf_error().
+    #[arg(long, hide = true)]
+    pub test_inject_error: Option<bool>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -216,6 +216,7 @@ fn fill_rodata(skel: &mut OpenBpfSkel<'_>, layout: &Layout) {
     }
     for (llc, cpus) in layout.llcs.iter().enumerate() {
         rodata.llc_nr_cpus[llc] = cpus.len() as u32;
+        rodata.llc_auto_shards[llc] = crate::topology::default_shards(cpus.len());
         for (i, &cpu) in cpus.iter().enumerate() {
             rodata.llc_cpus[llc][i] = cpu as u16;
         }

@@ -73,6 +73,14 @@ impl Layout {
     }
 }
 
+/// Wakequeue shards for an LLC of `cpus` CPUs: one per 4 CPUs. Four CPUs
+/// sharing a DSQ lock contend little (the seed's contention came from 52), and
+/// the other shards of the LLC are still served when a CPU's own is empty.
+pub fn default_shards(cpus: usize) -> u32 {
+    let max = bpf_intf::sis_limits_SIS_MAX_SHARDS as usize;
+    cpus.div_ceil(4).clamp(1, max) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +90,15 @@ mod tests {
         let l = Layout::new(8, true, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]).unwrap();
         assert_eq!(l.cpu_llc(), vec![0, 0, 0, 0, 1, 1, 1, 1]);
         assert_eq!(l.cpu_pos(), vec![0, 1, 2, 3, 0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn one_shard_per_four_cpus_within_limits() {
+        assert_eq!(default_shards(1), 1);
+        assert_eq!(default_shards(4), 1);
+        assert_eq!(default_shards(8), 2);
+        assert_eq!(default_shards(26), 7);
+        assert_eq!(default_shards(256), 16);
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub fn defaults() -> sis_tunables {
         idle_core: 1,
         wake_sync: 1,
         cross_llc: 1,
-        pad: 0,
+        wakeq: 0,
+        wakeq_shards: 0,
+        test_inject_error: 0,
     }
 }
 
@@ -47,6 +49,11 @@ pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
         idle_core: switch(p.idle_core, base.idle_core),
         wake_sync: switch(p.wake_sync, base.wake_sync),
         cross_llc: switch(p.cross_llc, base.cross_llc),
+        wakeq: switch(p.wakeq, base.wakeq),
+        wakeq_shards: p.wakeq_shards.unwrap_or(base.wakeq_shards),
+        test_inject_error: p
+            .test_inject_error
+            .map_or(base.test_inject_error, |v| v as u32),
         ..*base
     }
 }
@@ -70,6 +77,15 @@ pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
         ("idle-core", onoff(t.idle_core)),
         ("wake-sync", onoff(t.wake_sync)),
         ("cross-llc", onoff(t.cross_llc)),
+        ("wakeq", onoff(t.wakeq)),
+        (
+            "wakeq-shards",
+            match t.wakeq_shards {
+                0 => "auto".to_string(),
+                n => n.to_string(),
+            },
+        ),
+        ("test-inject-error", onoff(t.test_inject_error)),
     ]
 }
 

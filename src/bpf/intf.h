@@ -53,21 +53,26 @@ enum sis_curve {
 
 /* Plain event counters; each CPU counts its own, the daemon sums them per LLC. */
 enum sis_counter {
-	SIS_CNT_WAKEUPS,	 /* select_cpu calls */
-	SIS_CNT_DIRECT_DISPATCH, /* idle CPU found and claimed in select_cpu */
-	SIS_CNT_ENQUEUE,	 /* ops.enqueue calls */
-	SIS_CNT_MIGRATIONS,	 /* a task ran on another CPU than last time */
-	SIS_CNT_DISPATCH_LOCAL,	 /* dispatch took from the CPU's own DSQ */
-	SIS_CNT_DISPATCH_LLC,	 /* dispatch stole from a sibling CPU of the LLC */
-	SIS_CNT_DISPATCH_REMOTE, /* dispatch stole from another LLC */
-	SIS_CNT_SCAN_RUNS,	 /* llc_scan stage entered with nr_scan > 0 */
-	SIS_CNT_SCAN_SKIPPED,	 /* llc_scan stage skipped because nr_scan == 0 */
-	SIS_CNT_SCAN_DEPTH,	 /* sum of the nr_scan limits used */
-	SIS_CNT_SCAN_VISITED,	 /* sum of CPUs actually tested */
-	SIS_CNT_SCAN_FOUND,	 /* scans that found an idle CPU */
-	SIS_CNT_COST_NS,	 /* sum of select_cpu cost in ns */
-	SIS_CNT_TICK_KICKS,	 /* idle CPUs kicked by a busy CPU's tick */
-	SIS_CNT_DISPATCH_KEEP,	 /* dispatch kept the running task (still ahead in vtime) */
+	SIS_CNT_WAKEUPS,	  /* select_cpu calls */
+	SIS_CNT_DIRECT_DISPATCH,  /* idle CPU found and claimed in select_cpu */
+	SIS_CNT_ENQUEUE,	  /* ops.enqueue calls */
+	SIS_CNT_MIGRATIONS,	  /* a task ran on another CPU than last time */
+	SIS_CNT_DISPATCH_LOCAL,	  /* dispatch took from the CPU's own DSQ */
+	SIS_CNT_DISPATCH_LLC,	  /* dispatch stole from a sibling CPU of the LLC */
+	SIS_CNT_DISPATCH_REMOTE,  /* dispatch stole from another LLC */
+	SIS_CNT_SCAN_RUNS,	  /* llc_scan stage entered with nr_scan > 0 */
+	SIS_CNT_SCAN_SKIPPED,	  /* llc_scan stage skipped because nr_scan == 0 */
+	SIS_CNT_SCAN_DEPTH,	  /* sum of the nr_scan limits used */
+	SIS_CNT_SCAN_VISITED,	  /* sum of CPUs actually tested */
+	SIS_CNT_SCAN_FOUND,	  /* scans that found an idle CPU */
+	SIS_CNT_COST_NS,	  /* sum of select_cpu cost in ns */
+	SIS_CNT_TICK_KICKS,	  /* idle CPUs kicked by a busy CPU's tick */
+	SIS_CNT_DISPATCH_KEEP,	  /* dispatch kept the running task (still ahead in vtime) */
+	SIS_CNT_WAKEQ_ENQ,	  /* wakeups queued in a wakequeue shard */
+	SIS_CNT_WAKEQ_DISP_OWN,	  /* dispatches from the CPU's own shard */
+	SIS_CNT_WAKEQ_DISP_OTHER, /* dispatches from another shard of the LLC */
+	SIS_CNT_WAKEQ_WAITS,	  /* shard-queued tasks that started running */
+	SIS_CNT_WAKEQ_WAIT_NS,	  /* their summed wait, enqueue to running */
 	SIS_NR_COUNTERS,
 };
 
@@ -76,6 +81,8 @@ struct sis_cpu_stats {
 	u64 paths[SIS_NR_PATHS];
 	/* select_cpu cost, bucket i counts calls taking [2^i, 2^(i+1)) ns. */
 	u64 cost_hist[SIS_COST_BUCKETS];
+	/* Wakequeue wait (enqueue to running), same buckets. */
+	u64 wakeq_wait_hist[SIS_COST_BUCKETS];
 };
 
 /*
@@ -92,7 +99,10 @@ struct sis_tunables {
 	u32 idle_core;
 	u32 wake_sync;
 	u32 cross_llc;
-	u32 pad;
+	u32 wakeq;
+	u32 wakeq_shards; /* per LLC; 0: derived from the LLC's size */
+	/* Test-only: non-zero makes the next dispatch call scx_bpf_error(). */
+	u32 test_inject_error;
 };
 
 #endif /* __SIS_INTF_H */

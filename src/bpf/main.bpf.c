@@ -20,15 +20,9 @@ UEI_DEFINE(uei);
 #include "stats.bpf.h"
 #include "topo.bpf.h"
 #include "task.bpf.h"
+#include "wakeq.bpf.h"
 #include "sis_util.bpf.h"
 #include "placement.bpf.h"
-
-static __always_inline u64 slice_ns(void)
-{
-	u64 slice = tun()->slice_ns;
-
-	return slice ? slice : 3000000;
-}
 
 static __always_inline u64 cpu_dsq(s32 cpu)
 {
@@ -74,10 +68,19 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
+	const struct sis_tunables *t = tun();
+	struct sis_task_ctx *tctx = task_ctx(p);
 	s32 cpu = scx_bpf_task_cpu(p);
+	u64 vtime = task_vtime(p, cpu);
 
 	stat_inc(SIS_CNT_ENQUEUE);
-	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns(), task_vtime(p, cpu), enq_flags);
+	/* Taken out of a shard without running (affinity or priority change). */
+	if (tctx)
+		wakeq_forget(tctx, shard_left);
+	if (wakeq_enqueue(p, cpu, vtime, enq_flags, t))
+		return;
+
+	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns(), vtime, enq_flags);
 	/* Placed on an idle CPU without claiming it (no wakeup, or a race): wake it. */
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
@@ -105,14 +108,22 @@ static __always_inline u64 vtime_charged(struct task_struct *p)
  * @prev running while it is still ahead in vtime (or alone), or nice would
  * mean nothing between two tasks sharing a CPU.
  */
-static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu)
+static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 {
-	struct task_struct *head;
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
+
+	return head && time_before(head->scx.dsq_vtime, vtime);
+}
+
+static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
+				      const struct sis_tunables *t)
+{
+	u64 vtime;
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
-	head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
-	if (head && time_before(head->scx.dsq_vtime, vtime_charged(prev)))
+	vtime = vtime_charged(prev);
+	if (ahead_of(cpu_dsq(cpu), vtime) || ahead_of(shard_dsq(own_slot(cpu, t)), vtime))
 		return false;
 	scx_bpf_task_set_slice(prev, slice_ns());
 	return true;
@@ -120,10 +131,15 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu)
 
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
+	const struct sis_tunables *t = tun();
 	u32 llc = llc_of(cpu), n = llc_size(llc), pos = llc_pos_of(cpu), i;
 	s32 victim;
 
-	if (keep_prev(prev, cpu)) {
+	if (t->test_inject_error) {
+		scx_bpf_error("test-only error injected through the tunables");
+		return;
+	}
+	if (keep_prev(prev, cpu, t)) {
 		stat_inc(SIS_CNT_DISPATCH_KEEP);
 		return;
 	}
@@ -131,6 +147,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
 		return;
 	}
+	if (wakeq_dispatch(cpu, t))
+		return;
 
 	/* Steal inside the LLC first, starting after us so stealers spread out. */
 	bpf_for (i, 1, n) {
@@ -153,6 +171,14 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 		}
 	}
+
+	/* Other LLCs' wakequeues last: their own CPUs serve them first. */
+	bpf_for (i, 0, nr_llcs * SIS_MAX_SHARDS) {
+		if (i / SIS_MAX_SHARDS != llc && take_from_slot(i)) {
+			stat_inc(SIS_CNT_DISPATCH_REMOTE);
+			return;
+		}
+	}
 }
 
 /*
@@ -165,7 +191,8 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p), idle;
 	const struct cpumask *mask;
 
-	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)))
+	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
+	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun()))))
 		return;
 	mask = llc_mask(llc_of(cpu));
 	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
@@ -195,6 +222,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		if (tctx->last_cpu >= 0 && tctx->last_cpu != cpu)
 			stat_inc(SIS_CNT_MIGRATIONS);
 		tctx->last_cpu = cpu;
+		wakeq_running(tctx, now);
 	}
 }
 
@@ -230,7 +258,16 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	if (!tctx)
 		return -ENOMEM;
 	tctx->last_cpu = -1;
+	tctx->wakeq_slot = -1;
 	return 0;
+}
+
+void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
+{
+	struct sis_task_ctx *tctx = task_ctx(p);
+
+	if (tctx)
+		wakeq_forget(tctx, shard_left);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
@@ -243,6 +280,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 			scx_bpf_error("failed to create DSQ for CPU %d: %d", cpu, err);
 			return err;
 		}
+	}
+	err = wakeq_init();
+	if (err) {
+		scx_bpf_error("failed to create the wakequeue DSQs: %d", err);
+		return err;
 	}
 	err = topo_init();
 	if (err) {
@@ -266,4 +308,5 @@ SCX_OPS_DEFINE(sis_ops, .select_cpu = (void *)sis_select_cpu, .enqueue = (void *
 	       .dispatch = (void *)sis_dispatch, .tick = (void *)sis_tick,
 	       .running = (void *)sis_running, .stopping = (void *)sis_stopping,
 	       .enable = (void *)sis_enable, .init_task = (void *)sis_init_task,
-	       .init = (void *)sis_init, .exit = (void *)sis_exit, .name = "scx_sis");
+	       .exit_task = (void *)sis_exit_task, .init = (void *)sis_init,
+	       .exit = (void *)sis_exit, .name = "scx_sis");

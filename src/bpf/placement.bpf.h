@@ -86,7 +86,7 @@ static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
 static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc,
 				    struct sis_cpu_stats *s)
 {
-	u32 nr = llc < SIS_MAX_LLCS ? llc_nr_scan[llc] : 0;
+	u32 nr = llc_nr_scan[llc & (SIS_MAX_LLCS - 1)];
 	u32 n = llc_size(llc), pos = llc_pos_of(target), visited = 0, i;
 	s32 found = -1;
 

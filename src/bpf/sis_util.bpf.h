@@ -88,6 +88,7 @@ static __always_inline u64 sis_util_period_ns(void)
 static int sis_util_timerfn(void *map, int *key, struct bpf_timer *timer)
 {
 	sis_util_update(bpf_ktime_get_ns());
+	wakeq_sample();
 	bpf_timer_start(timer, sis_util_period_ns(), 0);
 	return 0;
 }

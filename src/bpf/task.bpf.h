@@ -6,8 +6,9 @@
 struct sis_task_ctx {
 	struct sis_pelt util;
 	u64 running_at;
+	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
+	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
 	s32 last_cpu;
-	u32 pad;
 };
 
 struct {

@@ -56,38 +56,30 @@ static __always_inline struct sis_cpu_ctx *cpu_ctx(s32 cpu)
 	return bpf_map_lookup_elem(&cpu_ctxs, &key);
 }
 
-/* Indexes are unsigned so the verifier sees one bound, not a signed range. */
+/*
+ * Table lookups mask their index instead of testing it: clang may test one
+ * copy of a value and index with another, which the verifier cannot follow.
+ * The limits are powers of two and valid ids are always below them.
+ */
 static __always_inline u32 llc_of(s32 cpu)
 {
-	u32 idx = cpu;
-
-	if (idx >= SIS_MAX_CPUS)
-		return 0;
-	return cpu_llc[idx];
+	return cpu_llc[(u32)cpu & (SIS_MAX_CPUS - 1)];
 }
 
 static __always_inline u32 llc_size(u32 llc)
 {
-	if (llc >= SIS_MAX_LLCS)
-		return 0;
-	return llc_nr_cpus[llc];
+	return llc_nr_cpus[llc & (SIS_MAX_LLCS - 1)];
 }
 
-/* The CPU at @idx of @llc's row, or -1. */
+/* The CPU at @idx of @llc's row. */
 static __always_inline s32 llc_cpu_at(u32 llc, u32 idx)
 {
-	if (llc >= SIS_MAX_LLCS || idx >= SIS_MAX_LLC_CPUS)
-		return -1;
-	return llc_cpus[llc][idx];
+	return llc_cpus[llc & (SIS_MAX_LLCS - 1)][idx & (SIS_MAX_LLC_CPUS - 1)];
 }
 
 static __always_inline u32 llc_pos_of(s32 cpu)
 {
-	u32 idx = cpu;
-
-	if (idx >= SIS_MAX_CPUS)
-		return 0;
-	return cpu_llc_pos[idx];
+	return cpu_llc_pos[(u32)cpu & (SIS_MAX_CPUS - 1)];
 }
 
 static __always_inline const struct cpumask *llc_mask(u32 llc)

@@ -27,4 +27,11 @@ static __always_inline const struct sis_tunables *tun(void)
 	return t ? t : &sis_fallback_tunables;
 }
 
+static __always_inline u64 slice_ns(void)
+{
+	u64 slice = tun()->slice_ns;
+
+	return slice ? slice : 3000000;
+}
+
 #endif /* __SIS_TUNABLES_BPF_H */

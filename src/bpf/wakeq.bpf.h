@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared wakequeue (Vernet's swqueue / SHARED_RUNQ), sharded. A waking task
+ * that found no idle CPU waits in a queue shared by its LLC, so whichever CPU
+ * of the LLC frees up first runs it. One queue per LLC serialised every
+ * wakeup of the LLC on one lock (seed 004: p99 70 -> 108 us, throughput
+ * halved), so each LLC has several shard DSQs: a CPU queues into and serves
+ * its own shard first, then the others.
+ */
+#ifndef __SIS_WAKEQ_BPF_H
+#define __SIS_WAKEQ_BPF_H
+
+/* Shards per LLC when the tunable says 0 (computed by the daemon). */
+const volatile u32 llc_auto_shards[SIS_MAX_LLCS];
+
+#define SIS_NR_SLOTS (SIS_MAX_LLCS * SIS_MAX_SHARDS)
+
+/*
+ * Per-shard bookkeeping for the daemon. Atomics, but only on the wakequeue
+ * path, whose DSQ lock the same CPUs contend for anyway.
+ */
+u64 shard_enqueued[SIS_NR_SLOTS]; /* tasks queued */
+u64 shard_ran[SIS_NR_SLOTS];	  /* queued tasks that then ran */
+u64 shard_left[SIS_NR_SLOTS];	  /* queued tasks that left otherwise (requeue, exit) */
+u32 shard_depth[SIS_NR_SLOTS];	  /* sampled by the SIS_UTIL timer */
+u32 shard_max_depth[SIS_NR_SLOTS];
+
+static __always_inline u64 shard_dsq(u32 slot)
+{
+	return SIS_DSQ_SHARD_BASE + slot;
+}
+
+static __always_inline u32 nr_shards(u32 llc, const struct sis_tunables *t)
+{
+	u32 n = t->wakeq_shards, size = llc_size(llc);
+
+	if (!n)
+		n = llc_auto_shards[llc & (SIS_MAX_LLCS - 1)];
+	if (n > size)
+		n = size;
+	if (n > SIS_MAX_SHARDS)
+		n = SIS_MAX_SHARDS;
+	return n ? n : 1;
+}
+
+/* The shard slot (llc * SIS_MAX_SHARDS + shard) that @cpu queues into and serves first. */
+static __always_inline u32 own_slot(s32 cpu, const struct sis_tunables *t)
+{
+	u32 llc = llc_of(cpu);
+
+	return llc * SIS_MAX_SHARDS + llc_pos_of(cpu) % nr_shards(llc, t);
+}
+
+static __always_inline void slot_add(u64 *counters, s32 slot)
+{
+	if (slot >= 0)
+		__sync_fetch_and_add(&counters[(u32)slot & (SIS_NR_SLOTS - 1)], 1);
+}
+
+/* A task that was queued in a shard and leaves it: account where it went. */
+static __always_inline void wakeq_forget(struct sis_task_ctx *tctx, u64 *counters)
+{
+	if (tctx->wakeq_slot >= 0) {
+		slot_add(counters, tctx->wakeq_slot);
+		tctx->wakeq_slot = -1;
+	}
+}
+
+/*
+ * Queue a waking task into the shard of the CPU it was placed on and kick an
+ * idle CPU of the LLC. Tasks bound to one CPU keep to that CPU's own DSQ.
+ */
+static __always_inline bool wakeq_enqueue(struct task_struct *p, s32 cpu, u64 vtime, u64 enq_flags,
+					  const struct sis_tunables *t)
+{
+	struct sis_task_ctx *tctx = task_ctx(p);
+	const struct cpumask *mask;
+	u32 slot, depth;
+	s32 idle;
+
+	if (!t->wakeq || !(enq_flags & SCX_ENQ_WAKEUP) || p->nr_cpus_allowed == 1 || !tctx)
+		return false;
+
+	slot = own_slot(cpu, t) & (SIS_NR_SLOTS - 1);
+	scx_bpf_dsq_insert_vtime(p, shard_dsq(slot), slice_ns(), vtime, enq_flags);
+	tctx->wakeq_slot = slot;
+	tctx->wakeq_at = bpf_ktime_get_ns();
+	slot_add(shard_enqueued, slot);
+	stat_inc(SIS_CNT_WAKEQ_ENQ);
+
+	depth = scx_bpf_dsq_nr_queued(shard_dsq(slot));
+	if (depth > shard_max_depth[slot])
+		shard_max_depth[slot] = depth;
+
+	mask = llc_mask_for(p, llc_of(cpu));
+	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
+	scx_bpf_kick_cpu(idle >= 0 ? idle : cpu, SCX_KICK_IDLE);
+	return true;
+}
+
+static __always_inline bool take_from_slot(u32 slot)
+{
+	u64 dsq = shard_dsq(slot);
+
+	return scx_bpf_dsq_nr_queued(dsq) && scx_bpf_dsq_move_to_local(dsq, 0);
+}
+
+/*
+ * Serve @cpu's own shard, then the LLC's other shards. Every shard slot of
+ * the LLC is looked at, not just the current count: tasks queued before the
+ * wakequeue was switched off or resharded must still run.
+ */
+static __always_inline bool wakeq_dispatch(s32 cpu, const struct sis_tunables *t)
+{
+	u32 own = own_slot(cpu, t), base = llc_of(cpu) * SIS_MAX_SHARDS, i;
+
+	if (take_from_slot(own)) {
+		stat_inc(SIS_CNT_WAKEQ_DISP_OWN);
+		return true;
+	}
+	bpf_for (i, 0, SIS_MAX_SHARDS) {
+		if (base + i != own && take_from_slot(base + i)) {
+			stat_inc(SIS_CNT_WAKEQ_DISP_OTHER);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A task starts running: if it came out of a shard, record how long it waited. */
+static __always_inline void wakeq_running(struct sis_task_ctx *tctx, u64 now)
+{
+	struct sis_cpu_stats *s;
+	u64 wait;
+	u32 bucket;
+
+	if (tctx->wakeq_slot < 0)
+		return;
+	wakeq_forget(tctx, shard_ran);
+	wait = now > tctx->wakeq_at ? now - tctx->wakeq_at : 0;
+	s = my_stats();
+	if (!s)
+		return;
+	bucket = wait ? 63 - __builtin_clzll(wait) : 0;
+	if (bucket >= SIS_COST_BUCKETS)
+		bucket = SIS_COST_BUCKETS - 1;
+	s->wakeq_wait_hist[bucket]++;
+	s->counters[SIS_CNT_WAKEQ_WAITS]++;
+	s->counters[SIS_CNT_WAKEQ_WAIT_NS] += wait;
+}
+
+/* Sample every shard's depth for the daemon (called by the SIS_UTIL timer). */
+__noinline int wakeq_sample(void)
+{
+	u32 llc, i;
+
+	bpf_for (llc, 0, nr_llcs) {
+		bpf_for (i, 0, SIS_MAX_SHARDS) {
+			u32 slot = (llc * SIS_MAX_SHARDS + i) & (SIS_NR_SLOTS - 1);
+
+			shard_depth[slot] = scx_bpf_dsq_nr_queued(shard_dsq(slot));
+		}
+	}
+	return 0;
+}
+
+static __always_inline s32 wakeq_init(void)
+{
+	u32 llc, i;
+	s32 err;
+
+	bpf_for (llc, 0, nr_llcs) {
+		bpf_for (i, 0, SIS_MAX_SHARDS) {
+			err = scx_bpf_create_dsq(shard_dsq(llc * SIS_MAX_SHARDS + i), -1);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+#endif /* __SIS_WAKEQ_BPF_H */
