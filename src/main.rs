@@ -36,7 +36,7 @@ fn shutdown_flag() -> Result<Arc<AtomicBool>> {
 }
 
 fn run(opts: &RunOpts) -> Result<()> {
-    preflight::check_can_load()?;
+    let _instance = preflight::check_can_load()?;
     let shutdown = shutdown_flag()?;
     eprintln!("{}", features::report());
 
@@ -53,8 +53,22 @@ fn run(opts: &RunOpts) -> Result<()> {
     }
 }
 
+/// clap's usage errors, as one line like every other error.
+fn parse_cli() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!("scx_sis: {first}");
+            std::process::exit(2);
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let result = match &cli.command {
         None => match cli.run.monitor {
             Some(interval) => shutdown_flag().and_then(|s| {

@@ -1,9 +1,10 @@
 //! Checks made before touching anything, each failing with one clear line.
 
-use std::fs;
+use std::fs::{self, File};
+use std::os::fd::AsRawFd;
 use std::path::Path;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
 
@@ -24,7 +25,27 @@ pub fn loaded_scheduler() -> Option<String> {
     Some(ops.trim().to_string())
 }
 
-pub fn check_can_load() -> Result<()> {
+const INSTANCE_LOCK: &str = "/run/scx_sis.lock";
+
+/// Held for the daemon's whole life. The sched_ext state only says "enabled"
+/// once a scheduler is attached, a second or so after it starts loading; a
+/// second instance started in that window would take the first one's pin.
+pub struct InstanceLock(#[allow(dead_code)] File);
+
+fn lock_instance() -> Result<InstanceLock> {
+    let file =
+        File::create(INSTANCE_LOCK).with_context(|| format!("failed to open {INSTANCE_LOCK}"))?;
+    // SAFETY: flock on a file descriptor we own.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        bail!(
+            "another scx_sis instance is already starting or running ({INSTANCE_LOCK} is locked)"
+        );
+    }
+    Ok(InstanceLock(file))
+}
+
+/// Everything that must hold before loading; the returned lock keeps a second instance out.
+pub fn check_can_load() -> Result<InstanceLock> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         bail!("must run as root to load a BPF scheduler (try: sudo scx_sis)");
@@ -39,5 +60,10 @@ pub fn check_can_load() -> Result<()> {
     if let Some(name) = loaded_scheduler() {
         bail!("another sched_ext scheduler is already loaded: {name}");
     }
-    Ok(())
+    let lock = lock_instance()?;
+    // A scheduler may have attached while we waited for nothing: check again under the lock.
+    if let Some(name) = loaded_scheduler() {
+        bail!("another sched_ext scheduler is already loaded: {name}");
+    }
+    Ok(lock)
 }

@@ -179,6 +179,11 @@ fn check(run: &GuestRun) {
 
 /// Run `script` on `series` if that series is selected; returns false when skipped.
 fn vm_case(series: &str, script: &str, topo: &str, env: &[&str]) -> bool {
+    vm_case_then(series, script, topo, env, |_| {})
+}
+
+/// `vm_case`, then `post` on the run once `check` passed (host-side checks of its console).
+fn vm_case_then(series: &str, script: &str, topo: &str, env: &[&str], post: fn(&GuestRun)) -> bool {
     if skip_all() {
         say(&format!(
             "vm: {script} on {series}: skipped (SCX_SIS_SKIP_VM=1)"
@@ -193,6 +198,7 @@ fn vm_case(series: &str, script: &str, topo: &str, env: &[&str]) -> bool {
     }
     let run = run_guest(series, script, topo, env);
     check(&run);
+    post(&run);
     true
 }
 
@@ -205,6 +211,12 @@ macro_rules! vm_test {
         #[test]
         fn $name() {
             vm_case($series, $script, $topo, $env);
+        }
+    };
+    ($name:ident, $series:expr, $script:expr, $topo:expr, $env:expr, then $post:expr) => {
+        #[test]
+        fn $name() {
+            vm_case_then($series, $script, $topo, $env, $post);
         }
     };
 }
@@ -222,6 +234,93 @@ vm_test!(harness_7, "7", "harness.sh", "2llc-smt", &["SIS_QUICK=1"]);
 // Load, hackbench, nice fairness, stress-ng mix, clean SIGINT unload (~2 min each under TCG).
 vm_test!(foundation_6_12, "6.12", "foundation.sh", "2llc-smt");
 vm_test!(foundation_7, "7", "foundation.sh", "2llc-smt");
+
+// Live tune + monitor --json, invalid tunes, second instance, SIGKILL and stale pin (~30 s each).
+vm_test!(runtime_control_6_12, "6.12", "runtime_control.sh", "2llc-smt", &[], then monitor_json);
+vm_test!(runtime_control_7, "7", "runtime_control.sh", "2llc-smt", &[], then monitor_json);
+
+/// runtime_control.sh's "SIS-JSON <phase> <object>" lines, parsed for real: one entry per LLC of
+/// the guest's topology (its `SIS-TEST PASS topology ... llc=[0-3 4-7]` line), with that LLC's
+/// CPU count, and prev_almost_idle present only while prev-bias is on.
+fn monitor_json(run: &GuestRun) {
+    let llc_sizes: Vec<u64> = run
+        .passes
+        .iter()
+        .find_map(|l| l.strip_prefix("SIS-TEST PASS topology "))
+        .and_then(|l| l.split("llc=[").nth(1)?.split(']').next())
+        .expect("no 'SIS-TEST PASS topology ... llc=[...]' line")
+        .split_whitespace()
+        .map(|g| {
+            g.split(',')
+                .map(|r| match r.split_once('-') {
+                    Some((a, b)) => b.parse::<u64>().unwrap() - a.parse::<u64>().unwrap() + 1,
+                    None => 1,
+                })
+                .sum()
+        })
+        .collect();
+    // phase -> (generation, prev_almost_idle must be > 0 (Some(true)), == 0 (Some(false)), any)
+    let want = [
+        ("on", 1, Some(true)),
+        ("off", 2, Some(false)),
+        ("on_again", 3, Some(true)),
+        ("restarted", 1, None),
+    ];
+    let mut seen = Vec::new();
+    for line in run.console.lines() {
+        let Some(rest) = line.find("SIS-JSON ").map(|i| &line[i + 9..]) else {
+            continue;
+        };
+        let (phase, json) = rest.split_once(' ').unwrap_or((rest, ""));
+        let v: serde_json::Value = serde_json::from_str(json.trim())
+            .unwrap_or_else(|e| panic!("SIS-JSON {phase}: not JSON ({e}): {json:?}"));
+        let llcs = v["llcs"]
+            .as_object()
+            .unwrap_or_else(|| panic!("SIS-JSON {phase}: no llcs object: {json}"));
+        let keys: Vec<&str> = llcs.keys().map(String::as_str).collect();
+        let want_keys: Vec<String> = (0..llc_sizes.len()).map(|i| i.to_string()).collect();
+        assert_eq!(
+            keys, want_keys,
+            "SIS-JSON {phase}: LLC keys vs topology {llc_sizes:?}"
+        );
+        let mut sizes: Vec<u64> = llcs.values().map(|l| l["cpus"].as_u64().unwrap()).collect();
+        let mut topo_sizes = llc_sizes.clone();
+        sizes.sort_unstable();
+        topo_sizes.sort_unstable();
+        assert_eq!(sizes, topo_sizes, "SIS-JSON {phase}: CPUs per LLC");
+        let sum = |f: &dyn Fn(&serde_json::Value) -> Option<u64>| -> u64 {
+            llcs.values()
+                .map(|l| f(l).unwrap_or_else(|| panic!("SIS-JSON {phase}: field missing: {l}")))
+                .sum()
+        };
+        let wakeups = sum(&|l| l["wakeups"].as_u64());
+        let almost = sum(&|l| l["paths"]["prev_almost_idle"].as_u64());
+        let secs = v["secs"].as_f64().unwrap_or(0.0);
+        let generation = v["generation"].as_u64();
+        say(&format!(
+            "    SIS-JSON {phase}: generation={generation:?} secs={secs:.2} llcs={} wakeups={wakeups} prev_almost_idle={almost}",
+            keys.len()
+        ));
+        let (_, gen, almost_on) = want
+            .iter()
+            .find(|w| w.0 == phase)
+            .unwrap_or_else(|| panic!("unexpected SIS-JSON phase {phase:?}"));
+        assert_eq!(generation, Some(*gen), "SIS-JSON {phase}: generation");
+        assert!((1.0..30.0).contains(&secs), "SIS-JSON {phase}: secs={secs}");
+        assert!(wakeups > 0, "SIS-JSON {phase}: no wakeups");
+        match almost_on {
+            Some(true) => assert!(
+                almost > 0,
+                "SIS-JSON {phase}: prev-bias on, prev_almost_idle=0"
+            ),
+            Some(false) => assert_eq!(almost, 0, "SIS-JSON {phase}: prev-bias off"),
+            None => {}
+        }
+        seen.push(phase.to_string());
+    }
+    let want_phases: Vec<&str> = want.iter().map(|w| w.0).collect();
+    assert_eq!(seen, want_phases, "SIS-JSON phases");
+}
 
 /// Series in SCX_SIS_VM_KERNELS that have no test of their own above (e.g. "6.18 7.2").
 #[test]

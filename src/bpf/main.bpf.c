@@ -37,14 +37,29 @@ static __always_inline u64 cpu_vtime_now(s32 cpu)
 }
 
 /*
- * A task's place in @cpu's vtime-ordered DSQ. A task that slept long, or
- * comes from a CPU whose clock lags, gets at most one slice of credit.
+ * A task's place in @cpu's vtime-ordered DSQ.
+ *
+ * Floor: a task that slept long, or comes from a CPU whose clock lags, gets
+ * at most one slice of credit.
+ *
+ * Ceiling, for tasks arriving from another CPU only: each CPU's clock runs at
+ * its own pace, and a vtime earned on a faster one would make the task wait
+ * until this CPU catches up (the watchdog saw 38 s under stress-ng's sched
+ * races). One slice of the task's own weighted charge keeps a low-weight
+ * task's nice lead. A task staying on its CPU keeps all it was charged.
  */
 static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu)
 {
-	u64 vtime = p->scx.dsq_vtime, floor = cpu_vtime_now(cpu) - slice_ns();
+	struct sis_task_ctx *tctx = task_ctx(p);
+	u64 now = cpu_vtime_now(cpu), slice = slice_ns();
+	u64 vtime = p->scx.dsq_vtime, floor = now - slice, ceil;
 
-	return time_before(vtime, floor) ? floor : vtime;
+	if (time_before(vtime, floor))
+		return floor;
+	if (tctx && tctx->last_cpu == cpu)
+		return vtime;
+	ceil = now + slice * 100 / (p->scx.weight ? p->scx.weight : 100);
+	return time_before(ceil, vtime) ? ceil : vtime;
 }
 
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -214,7 +229,9 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	if (cctx) {
 		sis_pelt_advance(&cctx->util, now, false);
 		cctx->running = 1;
-		cctx->vtime_now = p->scx.dsq_vtime;
+		/* Monotonic, like CFS's min_vruntime: the picked task is the queue's minimum. */
+		if (time_before(cctx->vtime_now, p->scx.dsq_vtime))
+			cctx->vtime_now = p->scx.dsq_vtime;
 	}
 	if (tctx) {
 		sis_pelt_advance(&tctx->util, now, false);

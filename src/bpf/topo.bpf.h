@@ -19,10 +19,9 @@ const volatile u16 llc_cpus[SIS_MAX_LLCS][SIS_MAX_LLC_CPUS];
 struct sis_cpu_ctx {
 	struct sis_pelt util;
 	/*
-	 * vtime of the task this CPU picked last. The DSQ hands out its smallest
-	 * vtime first, so this follows the queue's minimum (CFS's min_vruntime),
-	 * not its maximum: a low-weight task's fast-moving vtime must not drag
-	 * everyone else forward.
+	 * The largest vtime this CPU has picked. The DSQ hands out its smallest
+	 * vtime first, so this follows the queue's minimum (CFS's min_vruntime):
+	 * a low-weight task's fast-moving vtime does not drag everyone forward.
 	 */
 	u64 vtime_now;
 	u32 running; /* an ext task is on this CPU right now */

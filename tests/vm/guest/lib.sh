@@ -228,3 +228,64 @@ run_stress() {
   fi
   grep -E 'stress-ng: (info|metrc).*(cpu|fork|pipe|futex|schedpolicy|race-sched) ' /tmp/stress.out | sed 's/^/SIS-INFO stress: /' | head -n 12
 }
+
+# --------------------------------------------------------------------------- helpers (runtime control)
+
+# run_capped SECS CMD...: run CMD with stdout in $CAP_OUT and stderr in $CAP_ERR (defaults
+# /tmp/capped.out, /tmp/capped.err); SIGKILL it after SECS. Returns its rc (137 when killed).
+run_capped() {
+  _secs=$1; shift
+  "$@" >"${CAP_OUT:-/tmp/capped.out}" 2>"${CAP_ERR:-/tmp/capped.err}" &
+  _cp=$!
+  (sleep "$_secs"; kill -KILL "$_cp" 2>/dev/null) &
+  _cw=$!
+  wait "$_cp"
+  _crc=$?
+  kill "$_cw" 2>/dev/null
+  wait "$_cw" 2>/dev/null
+  return $_crc
+}
+
+# json_sum KEY: sum of every numeric "KEY":N on stdin (0 when none).
+json_sum() {
+  grep -o "\"$1\":[0-9]*" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# wait_log TEXT SECS: poll until the scheduler log contains TEXT (fixed string); 1 on timeout.
+wait_log() {
+  _deadline=$(($(now_cs) + $2 * 100))
+  until grep -qF -- "$1" "$SCHED_LOG"; do
+    [ "$(now_cs)" -ge "$_deadline" ] && return 1
+    sleep 0.2
+  done
+  return 0
+}
+
+# start_bg_loop CMD...: run CMD over and over in the background until stop_bg_loop; each run's
+# rc is appended to /tmp/bg_loop.rcs. Sets BG_LOOP_PID.
+start_bg_loop() {
+  rm -f /tmp/bg_loop.stop /tmp/bg_loop.rcs
+  : >/tmp/bg_loop.rcs
+  (
+    while [ ! -e /tmp/bg_loop.stop ]; do
+      "$@" >/dev/null 2>&1
+      echo $? >>/tmp/bg_loop.rcs
+    done
+  ) &
+  BG_LOOP_PID=$!
+}
+
+# stop_bg_loop [SECS]: ask the loop to stop after its current run (SIGKILL after SECS, default 30).
+# Sets BG_LOOP_RUNS and BG_LOOP_FAILS (runs with a non-zero rc).
+stop_bg_loop() {
+  [ -n "$BG_LOOP_PID" ] || return 0
+  touch /tmp/bg_loop.stop
+  (sleep "${1:-30}"; kill -KILL "$BG_LOOP_PID" 2>/dev/null) &
+  _bw=$!
+  wait "$BG_LOOP_PID"
+  kill "$_bw" 2>/dev/null
+  wait "$_bw" 2>/dev/null
+  BG_LOOP_PID=
+  BG_LOOP_RUNS=$(wc -l </tmp/bg_loop.rcs)
+  BG_LOOP_FAILS=$(grep -cv '^0$' /tmp/bg_loop.rcs)
+}

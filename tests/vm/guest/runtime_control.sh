@@ -1,0 +1,243 @@
+#!/bin/sh
+# Runtime control and per-LLC stats: `scx_sis tune` switches prev-bias live and `monitor --json`
+# shows the prev_almost_idle path stop and resume; invalid tunes change nothing; a SIGKILLed
+# daemon leaves sched_ext disabled and a stale pin that the next instance replaces; a second
+# instance is refused; `tune` without an instance says so.
+# Each `monitor --json` object is echoed as "SIS-JSON <phase> <json>" for tests/vm.rs to parse.
+# Env knobs: SIS_PREV_BIAS_THRESHOLD (default 500 per-mille), SIS_WORKLOAD (default: wakelat).
+. /tests/lib.sh
+
+PIN=/sys/fs/bpf/scx_sis/tunables
+THRESH=${SIS_PREV_BIAS_THRESHOLD:-500}
+
+info "uname -r: $(uname -r)"
+check_topology
+nr_llc=$(cat /sys/devices/system/cpu/cpu[0-9]*/cache/index3/shared_cpu_list 2>/dev/null | sort -u | wc -l)
+want_keys=$(i=0; while [ $i -lt "$nr_llc" ]; do printf '%s ' $i; i=$((i + 1)); done)
+
+if [ ! -f "$SCX_DIR/state" ] || [ "$(scx_state)" != disabled ] || [ ! -x /bin/scx_sis ]; then
+  fail preconditions "state=$(scx_state) (want disabled), /bin/scx_sis $([ -x /bin/scx_sis ] && echo present || echo missing)"
+  finish
+fi
+dmesg_lines0=$(dmesg | wc -l)
+t_start=$(now_cs)
+
+# sample PHASE: one `monitor --json --interval 2 --count 1` object. Sets J, MON_RC, MON_ERR,
+# PAI (prev_almost_idle summed over LLCs), WAKE (wakeups summed), GEN, KEYS (LLC keys in order).
+sample() {
+  CAP_OUT=/tmp/mon.out CAP_ERR=/tmp/mon.err run_capped 60 /bin/scx_sis monitor --json --interval 2 --count 1
+  MON_RC=$?
+  MON_ERR=$(head -n 2 /tmp/mon.err | tr '\n' ' ')
+  J=$(head -n 1 /tmp/mon.out)
+  echo "SIS-JSON $1 $J"
+  PAI=$(echo "$J" | json_sum prev_almost_idle)
+  WAKE=$(echo "$J" | json_sum wakeups)
+  GEN=$(echo "$J" | grep -o '"generation":[0-9]*' | cut -d: -f2)
+  KEYS=$(echo "$J" | grep -o '"[0-9]*":{"cpus"' | cut -d'"' -f2 | tr '\n' ' ')
+}
+mon_detail() { echo "monitor rc=$MON_RC gen=${GEN:-none} wakeups=$WAKE prev_almost_idle=$PAI llcs=[${KEYS% }]${MON_ERR:+ stderr: $MON_ERR}"; }
+
+# tune ARGS...: `scx_sis tune ARGS`; sets TUNE_RC, TUNE_OUT (stdout), TUNE_ERR (stderr) files.
+TUNE_OUT=/tmp/tune.out
+TUNE_ERR=/tmp/tune.err
+tune() {
+  CAP_OUT=$TUNE_OUT CAP_ERR=$TUNE_ERR run_capped 30 /bin/scx_sis tune "$@"
+  TUNE_RC=$?
+}
+oneline() { tr '\n' '|' <"$1" | cut -c1-300; }
+
+# --------------------------------------------------------------------------- start + workload
+if start_sched --prev-bias-threshold "$THRESH" --stats-interval 5; then
+  pass sched_enabled "ops=$(scx_ops) --prev-bias-threshold $THRESH, enabled after $(fmt_cs "$SCHED_START_CS")s"
+else
+  fail sched_enabled "$SCHED_START_ERR; last log line: $(tail -n 1 "$SCHED_LOG" | cut -c1-200)"
+  finish
+fi
+# shellcheck disable=SC2086  # word splitting intended
+start_bg_loop ${SIS_WORKLOAD:-/bin/scx_sis wakelat --runtime 4 --warmup 0}
+info "workload loop pid $BG_LOOP_PID: ${SIS_WORKLOAD:-/bin/scx_sis wakelat --runtime 4 --warmup 0}"
+sleep 1
+
+# --------------------------------------------------------------------------- prev-bias on
+sample on
+if [ "$MON_RC" -eq 0 ] && [ "$KEYS" = "$want_keys" ] && [ "$nr_llc" -ge 1 ]; then
+  pass monitor_json_llcs "one entry per LLC: keys [${KEYS% }], sysfs LLCs=$nr_llc"
+else
+  fail monitor_json_llcs "want keys [${want_keys% }] (sysfs LLCs=$nr_llc); $(mon_detail)"
+fi
+if [ "$MON_RC" -eq 0 ] && [ "$PAI" -gt 0 ] && [ "$WAKE" -gt 0 ] && [ "$GEN" = 1 ]; then
+  pass prev_bias_on "$(mon_detail)"
+else
+  fail prev_bias_on "want prev_almost_idle>0 wakeups>0 gen=1; $(mon_detail)"
+fi
+
+# --------------------------------------------------------------------------- prev-bias off
+tune --prev-bias off
+if [ "$TUNE_RC" -eq 0 ] && grep -qx 'prev-bias: on -> off' "$TUNE_OUT"; then
+  pass tune_prev_bias_off "rc=0 stdout: $(oneline "$TUNE_OUT")"
+else
+  fail tune_prev_bias_off "rc=$TUNE_RC stdout: $(oneline "$TUNE_OUT") stderr: $(oneline "$TUNE_ERR")"
+fi
+t0=$(now_cs)
+if wait_log 'tunables generation 2: prev-bias: on -> off' 10; then
+  pass tune_logged_off "daemon logged '$(grep -m1 'tunables generation 2' "$SCHED_LOG")' within $(fmt_cs $(($(now_cs) - t0)))s"
+else
+  fail tune_logged_off "no 'tunables generation 2: prev-bias: on -> off' in the log after 10s; tunables lines: $(grep 'tunables generation' "$SCHED_LOG" | tr '\n' '|')"
+fi
+sample off
+if [ "$MON_RC" -eq 0 ] && [ "$PAI" -eq 0 ] && [ "$WAKE" -gt 0 ] && [ "$GEN" = 2 ]; then
+  pass prev_bias_off "$(mon_detail)"
+else
+  fail prev_bias_off "want prev_almost_idle=0 wakeups>0 gen=2; $(mon_detail)"
+fi
+
+# --------------------------------------------------------------------------- prev-bias on again
+tune --prev-bias on
+t0=$(now_cs)
+if [ "$TUNE_RC" -eq 0 ] && grep -qx 'prev-bias: off -> on' "$TUNE_OUT" &&
+  wait_log 'tunables generation 3: prev-bias: off -> on' 10; then
+  pass tune_prev_bias_on "rc=0 stdout: $(oneline "$TUNE_OUT"), logged within $(fmt_cs $(($(now_cs) - t0)))s"
+else
+  fail tune_prev_bias_on "rc=$TUNE_RC stdout: $(oneline "$TUNE_OUT") stderr: $(oneline "$TUNE_ERR"); tunables lines: $(grep 'tunables generation' "$SCHED_LOG" | tr '\n' '|')"
+fi
+sample on_again
+if [ "$MON_RC" -eq 0 ] && [ "$PAI" -gt 0 ] && [ "$WAKE" -gt 0 ] && [ "$GEN" = 3 ]; then
+  pass prev_bias_on_again "$(mon_detail)"
+else
+  fail prev_bias_on_again "want prev_almost_idle>0 wakeups>0 gen=3; $(mon_detail)"
+fi
+
+# --------------------------------------------------------------------------- invalid tunes
+tune --show
+show_rc0=$TUNE_RC
+cp "$TUNE_OUT" /tmp/show.before
+# check_invalid NAME BADVALUE ARGS...: rc != 0, nothing on stdout, exactly one stderr line
+# saying "error" and naming BADVALUE.
+check_invalid() {
+  _n=$1 _bad=$2
+  shift 2
+  tune "$@"
+  _errs=$(grep -c 'error' "$TUNE_ERR")
+  _d="tune $* rc=$TUNE_RC stdout=$(wc -c <"$TUNE_OUT")B error_lines=$_errs stderr_lines=$(wc -l <"$TUNE_ERR"): $(grep -m1 'error' "$TUNE_ERR" | cut -c1-200)"
+  if [ "$TUNE_RC" -ne 0 ] && [ "$TUNE_RC" -ne 137 ] && [ ! -s "$TUNE_OUT" ] && [ "$_errs" -eq 1 ] &&
+    grep 'error' "$TUNE_ERR" | grep -qF -- "$_bad"; then
+    pass "$_n" "$_d"
+  else
+    fail "$_n" "$_d | $(oneline "$TUNE_ERR")"
+  fi
+}
+check_invalid tune_invalid_threshold 5000 --prev-bias-threshold 5000
+check_invalid tune_invalid_curve cubic --sis-util cubic
+tune --show
+if [ "$show_rc0" -eq 0 ] && [ "$TUNE_RC" -eq 0 ] && [ -s /tmp/show.before ] && cmp -s /tmp/show.before "$TUNE_OUT" &&
+  ! grep -q 'tunables generation 4' "$SCHED_LOG"; then
+  pass tune_show_unchanged "rc=0/0, $(wc -c <"$TUNE_OUT") bytes identical: $(tr -s ' \n' ' ' <"$TUNE_OUT")"
+else
+  fail tune_show_unchanged "rc=$show_rc0/$TUNE_RC before: $(tr -s ' \n' ' ' </tmp/show.before) after: $(tr -s ' \n' ' ' <"$TUNE_OUT") log: $(grep 'tunables generation 4' "$SCHED_LOG")"
+fi
+
+# --------------------------------------------------------------------------- second instance
+ops=$(scx_ops)
+t0=$(now_cs)
+CAP_OUT=/tmp/second.out CAP_ERR=/tmp/second.err run_capped 60 /bin/scx_sis --stats-interval 10
+rc=$?
+d="rc=$rc after $(fmt_cs $(($(now_cs) - t0)))s, stderr: $(oneline /tmp/second.err); first instance alive=$(sched_alive && echo yes || echo no) state=$(scx_state) ops=$(scx_ops) pin=$([ -e $PIN ] && echo present || echo missing)"
+if [ $rc -ne 0 ] && [ $rc -ne 137 ] && [ -n "$ops" ] && grep -q 'already loaded' /tmp/second.err &&
+  grep -qF -- "$ops" /tmp/second.err && sched_alive && [ "$(scx_state)" = enabled ] && [ -e $PIN ]; then
+  pass second_instance_refused "$d"
+else
+  fail second_instance_refused "want rc!=0 naming '$ops', first instance untouched; $d"
+fi
+
+# --------------------------------------------------------------------------- SIGKILL
+cp "$SCHED_LOG" /tmp/sched.first.log
+killed_pid=$SCHED_PID
+t0=$(now_cs)
+kill -KILL "$killed_pid"
+wait_state disabled 10
+st=$(scx_state)
+t_dis=$(fmt_cs $(($(now_cs) - t0)))
+wait "$killed_pid"
+krc=$?
+SCHED_PID=
+if [ "$st" = disabled ]; then
+  pass sigkill_disables "state=disabled ${t_dis}s after SIGKILL (daemon rc=$krc); dmesg: $(dmesg | grep -i 'sched_ext' | tail -n 1 | sed 's/^\[[^]]*\] *//')"
+else
+  fail sigkill_disables "state=$st ${t_dis}s after SIGKILL (daemon rc=$krc)"
+fi
+if [ -e "$PIN" ]; then
+  pass sigkill_stale_pin "$PIN left behind (no scheduler loaded, state=$(scx_state))"
+else
+  fail sigkill_stale_pin "$PIN missing after SIGKILL (expected a stale pin); /sys/fs/bpf: $(find /sys/fs/bpf | tr '\n' ' ')"
+fi
+tune --show
+if [ "$TUNE_RC" -ne 0 ] && [ "$TUNE_RC" -ne 137 ] && grep -q 'no scx_sis instance is running' "$TUNE_ERR"; then
+  pass tune_stale_pin "stale pin, no scheduler: rc=$TUNE_RC $(oneline "$TUNE_ERR")"
+else
+  fail tune_stale_pin "stale pin, no scheduler: rc=$TUNE_RC stdout: $(oneline "$TUNE_OUT") stderr: $(oneline "$TUNE_ERR")"
+fi
+if [ "$SIS_FAILS" -ne 0 ]; then
+  echo "----- first instance's log -----"
+  tail -n 60 /tmp/sched.first.log
+  echo "----- end -----"
+fi
+
+# --------------------------------------------------------------------------- restart
+if start_sched --stats-interval 5; then
+  if grep -q 'replacing the stale pin' "$SCHED_LOG" && [ -e "$PIN" ]; then
+    pass restart_after_kill "state=enabled ops=$(scx_ops) after $(fmt_cs "$SCHED_START_CS")s; log: $(grep -m1 'stale pin' "$SCHED_LOG" | cut -c1-160)"
+  else
+    fail restart_after_kill "enabled, but the log does not mention replacing the stale pin (or $PIN missing): $(head -n 5 "$SCHED_LOG" | tr '\n' '|')"
+  fi
+  tune --show
+  thr=$(awk '$1 == "prev-bias-threshold" { print $2 }' "$TUNE_OUT")
+  gen=$(awk '$1 == "generation" { print $2 }' "$TUNE_OUT")
+  if [ "$TUNE_RC" -eq 0 ] && [ "$thr" = 1 ] && [ "$gen" = 1 ] && grep -q '^prev-bias  *on$' "$TUNE_OUT"; then
+    pass restart_tune_show "rc=0, the new map's defaults (not the stale pin's threshold=$THRESH generation=3): $(tr -s ' \n' ' ' <"$TUNE_OUT")"
+  else
+    fail restart_tune_show "rc=$TUNE_RC want prev-bias-threshold=1 generation=1, got threshold=$thr generation=$gen: $(tr -s ' \n' ' ' <"$TUNE_OUT") $(oneline "$TUNE_ERR")"
+  fi
+  sample restarted
+  if [ "$MON_RC" -eq 0 ] && [ "$WAKE" -gt 0 ] && [ "$GEN" = 1 ] && [ "$KEYS" = "$want_keys" ]; then
+    pass restart_monitor "stats socket of the new instance answers: $(mon_detail)"
+  else
+    fail restart_monitor "want wakeups>0 gen=1 llcs=[${want_keys% }]; $(mon_detail)"
+  fi
+
+  t0=$(now_cs)
+  stop_sched 20
+  rc=$?
+  wait_state disabled 5
+  d="rc=$rc state=$(scx_state) after $(fmt_cs $(($(now_cs) - t0)))s, pin $([ -e "$PIN" ] && echo present || echo removed), $(dirname "$PIN") $([ -d "$(dirname "$PIN")" ] && echo present || echo removed)"
+  if [ $rc -eq 0 ] && [ "$(scx_state)" = disabled ] && [ ! -e "$PIN" ]; then
+    pass sigint_unload "$d"
+  else
+    fail sigint_unload "$d"
+  fi
+else
+  fail restart_after_kill "$SCHED_START_ERR; log: $(head -n 5 "$SCHED_LOG" | tr '\n' '|')"
+fi
+
+# --------------------------------------------------------------------------- no instance
+tune --show
+if [ "$TUNE_RC" -ne 0 ] && [ "$TUNE_RC" -ne 137 ] && grep -q 'no scx_sis instance is running' "$TUNE_ERR" && [ ! -s "$TUNE_OUT" ]; then
+  pass tune_no_instance "rc=$TUNE_RC stderr: $(oneline "$TUNE_ERR")"
+else
+  fail tune_no_instance "rc=$TUNE_RC stdout: $(oneline "$TUNE_OUT") stderr: $(oneline "$TUNE_ERR")"
+fi
+
+# --------------------------------------------------------------------------- workload, dmesg
+stop_bg_loop 30
+if [ "${BG_LOOP_RUNS:-0}" -gt 0 ] && [ "${BG_LOOP_FAILS:-1}" -eq 0 ]; then
+  pass workload "$BG_LOOP_RUNS runs, all rc=0"
+else
+  fail workload "$BG_LOOP_RUNS runs, $BG_LOOP_FAILS with rc!=0: $(sort /tmp/bg_loop.rcs | uniq -c | tr -s ' \n' ' ')"
+fi
+errs=$(scx_dmesg_errors $((dmesg_lines0 + 1)))
+if [ -z "$errs" ]; then
+  pass dmesg_clean "no sched_ext error / stall / BUG / WARNING in dmesg"
+else
+  fail dmesg_clean "$(echo "$errs" | head -n 3 | tr '\n' '|')"
+fi
+info "runtime_control took $(fmt_cs $(($(now_cs) - t_start)))s"
+finish
