@@ -69,6 +69,47 @@ pub struct LlcMetrics {
     pub select_ns: u64,
     #[stat(desc = "select_cpu cost histogram: bucket i counts calls of [2^i, 2^(i+1)) ns")]
     pub select_ns_hist: Vec<u64>,
+    #[stat(desc = "Wakeups queued in this LLC's wakequeue shards (by CPUs of this LLC)")]
+    pub wakeq_enqueued: u64,
+    #[stat(desc = "Dispatches from the CPU's own shard")]
+    pub wakeq_dispatch_own: u64,
+    #[stat(desc = "Dispatches from another shard of the LLC")]
+    pub wakeq_dispatch_other: u64,
+    #[stat(desc = "Shard-queued tasks that started running on this LLC")]
+    pub wakeq_waits: u64,
+    #[stat(desc = "Their summed wait, enqueue to running, ns")]
+    pub wakeq_wait_ns: u64,
+    #[stat(desc = "Wakequeue wait histogram: bucket i counts waits of [2^i, 2^(i+1)) ns")]
+    pub wakeq_wait_hist: Vec<u64>,
+    #[stat(desc = "Per-shard wakequeue statistics, by shard index")]
+    pub shards: BTreeMap<u32, ShardMetrics>,
+}
+
+#[stat_doc]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
+#[stat(desc = "Statistics of one wakequeue shard")]
+pub struct ShardMetrics {
+    #[stat(desc = "Tasks queued")]
+    pub enqueued: u64,
+    #[stat(desc = "Queued tasks that then ran")]
+    pub ran: u64,
+    #[stat(desc = "Queued tasks that left without running here (requeued, exited)")]
+    pub left: u64,
+    #[stat(desc = "Tasks queued now (sampled every SIS_UTIL period)")]
+    pub depth: u64,
+    #[stat(desc = "Largest depth seen")]
+    pub max_depth: u64,
+}
+
+impl ShardMetrics {
+    fn delta(&self, e: &Self) -> Self {
+        Self {
+            enqueued: self.enqueued.saturating_sub(e.enqueued),
+            ran: self.ran.saturating_sub(e.ran),
+            left: self.left.saturating_sub(e.left),
+            ..self.clone()
+        }
+    }
 }
 
 impl LlcMetrics {
@@ -98,6 +139,13 @@ impl LlcMetrics {
             scan_found: get(sis_counter_SIS_CNT_SCAN_FOUND),
             select_ns: get(sis_counter_SIS_CNT_COST_NS),
             select_ns_hist: c.cost_hist.to_vec(),
+            wakeq_enqueued: get(sis_counter_SIS_CNT_WAKEQ_ENQ),
+            wakeq_dispatch_own: get(sis_counter_SIS_CNT_WAKEQ_DISP_OWN),
+            wakeq_dispatch_other: get(sis_counter_SIS_CNT_WAKEQ_DISP_OTHER),
+            wakeq_waits: get(sis_counter_SIS_CNT_WAKEQ_WAITS),
+            wakeq_wait_ns: get(sis_counter_SIS_CNT_WAKEQ_WAIT_NS),
+            wakeq_wait_hist: c.wakeq_wait_hist.to_vec(),
+            shards: BTreeMap::new(),
         }
     }
 
@@ -124,14 +172,25 @@ impl LlcMetrics {
             scan_visited: d(self.scan_visited, e.scan_visited),
             scan_found: d(self.scan_found, e.scan_found),
             select_ns: d(self.select_ns, e.select_ns),
-            select_ns_hist: self
-                .select_ns_hist
+            select_ns_hist: hist_delta(&self.select_ns_hist, &e.select_ns_hist),
+            wakeq_enqueued: d(self.wakeq_enqueued, e.wakeq_enqueued),
+            wakeq_dispatch_own: d(self.wakeq_dispatch_own, e.wakeq_dispatch_own),
+            wakeq_dispatch_other: d(self.wakeq_dispatch_other, e.wakeq_dispatch_other),
+            wakeq_waits: d(self.wakeq_waits, e.wakeq_waits),
+            wakeq_wait_ns: d(self.wakeq_wait_ns, e.wakeq_wait_ns),
+            wakeq_wait_hist: hist_delta(&self.wakeq_wait_hist, &e.wakeq_wait_hist),
+            shards: self
+                .shards
                 .iter()
-                .enumerate()
-                .map(|(i, v)| d(*v, e.select_ns_hist.get(i).copied().unwrap_or(0)))
+                .map(|(k, v)| (*k, v.delta(&e.shards.get(k).cloned().unwrap_or_default())))
                 .collect(),
             ..self.clone()
         }
+    }
+
+    /// Tasks waiting in this LLC's shards now.
+    pub fn wakeq_depth(&self) -> u64 {
+        self.shards.values().map(|s| s.depth).sum()
     }
 
     pub fn path(&self, name: &str) -> u64 {
@@ -140,20 +199,32 @@ impl LlcMetrics {
 
     /// Upper bound (ns) of the bucket holding the given quantile of select_cpu calls.
     pub fn select_ns_quantile(&self, q: f64) -> u64 {
-        let total: u64 = self.select_ns_hist.iter().sum();
-        if total == 0 {
-            return 0;
-        }
-        let want = (total as f64 * q).ceil() as u64;
-        let mut seen = 0;
-        for (i, n) in self.select_ns_hist.iter().enumerate() {
-            seen += n;
-            if seen >= want {
-                return 1u64 << (i + 1);
-            }
-        }
-        1u64 << self.select_ns_hist.len()
+        log2_quantile(&self.select_ns_hist, q)
     }
+}
+
+fn hist_delta(now: &[u64], then: &[u64]) -> Vec<u64> {
+    now.iter()
+        .enumerate()
+        .map(|(i, v)| v.saturating_sub(then.get(i).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// Upper bound of the log2 bucket (i counts [2^i, 2^(i+1))) holding quantile `q`; 0 if empty.
+pub fn log2_quantile(hist: &[u64], q: f64) -> u64 {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let want = (total as f64 * q).ceil() as u64;
+    let mut seen = 0;
+    for (i, n) in hist.iter().enumerate() {
+        seen += n;
+        if seen >= want {
+            return 1u64 << (i + 1);
+        }
+    }
+    1u64 << hist.len()
 }
 
 const SIS_CAPACITY_F: f64 = sis_limits_SIS_CAPACITY as f64;
@@ -183,18 +254,19 @@ impl Metrics {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{:<4} {:>4} {:>5} {:>4} {:>9} {:>7} | {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} | {:>7} {:>6} {:>6}",
+            "{:<4} {:>4} {:>5} {:>4} {:>9} {:>7} | {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} | {:>7} {:>6} {:>6} | {:>6} {:>5} {:>7} {:>6}",
             "llc", "cpus", "util%", "scan", "wakeup/s", "migr/s",
             "sync", "prev", "almst", "core", "scan", "xllc", "fallb",
             "depth", "tested", "hit%", "sel_ns", "p99",
-            "local/s", "llc/s", "rem/s"
+            "local/s", "llc/s", "rem/s",
+            "wq/s", "wq_q", "wait_us", "p99"
         );
         for (llc, m) in &self.llcs {
             let share = |name: &str| pct(m.path(name), m.wakeups);
             let avg = |total: u64, n: u64| if n == 0 { 0.0 } else { total as f64 / n as f64 };
             let _ = writeln!(
                 out,
-                "{:<4} {:>4} {:>5.0} {:>4} {:>9.0} {:>7.0} | {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} | {:>6.1} {:>6.1} {:>5.0} | {:>6.0} {:>6} | {:>7.0} {:>6.0} {:>6.0}",
+                "{:<4} {:>4} {:>5.0} {:>4} {:>9.0} {:>7.0} | {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} | {:>6.1} {:>6.1} {:>5.0} | {:>6.0} {:>6} | {:>7.0} {:>6.0} {:>6.0} | {:>6.0} {:>5} {:>7.1} {:>6}",
                 llc,
                 m.cpus,
                 m.util_pct,
@@ -216,6 +288,10 @@ impl Metrics {
                 rate(m.dispatch_local),
                 rate(m.dispatch_llc_steal),
                 rate(m.dispatch_remote_steal),
+                rate(m.wakeq_enqueued),
+                m.wakeq_depth(),
+                avg(m.wakeq_wait_ns, m.wakeq_waits) / 1000.0,
+                pow2_label(log2_quantile(&m.wakeq_wait_hist, 0.99) / 1000),
             );
         }
         out
@@ -291,6 +367,7 @@ pub fn server_data() -> StatsServerData<(), Metrics> {
     StatsServerData::new()
         .add_meta(Metrics::meta())
         .add_meta(LlcMetrics::meta())
+        .add_meta(ShardMetrics::meta())
         .add_ops("top", StatsOps { open, close: None })
 }
 

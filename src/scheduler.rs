@@ -1,6 +1,7 @@
 //! The scheduler's life: open -> configure -> load -> pin -> attach -> serve
 //! stats and watch the tunables -> detach, and the kernel's exit reason at the end.
 
+use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,7 +16,7 @@ use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_repo
 use crate::bpf_intf::sis_tunables;
 use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
 use crate::cli::{Curve, RunOpts};
-use crate::metrics::{self, LlcMetrics, Metrics};
+use crate::metrics::{self, LlcMetrics, Metrics, ShardMetrics};
 use crate::topology::Layout;
 use crate::{curves, preflight, stats, tunables};
 
@@ -140,7 +141,11 @@ impl<'a> Scheduler<'a> {
             .map(|(llc, c)| {
                 let util = bss.map_or(0, |b| b.llc_util[llc]);
                 let nr_scan = bss.map_or(0, |b| b.llc_nr_scan[llc]);
-                let m = LlcMetrics::from_counters(c, self.layout.llcs[llc].len(), util, nr_scan);
+                let mut m =
+                    LlcMetrics::from_counters(c, self.layout.llcs[llc].len(), util, nr_scan);
+                if let Some(b) = bss {
+                    m.shards = shard_metrics(b, llc);
+                }
                 (llc as u32, m)
             })
             .collect();
@@ -187,6 +192,25 @@ impl<'a> Scheduler<'a> {
         self.link.take();
         uei_report!(&self.skel, uei)
     }
+}
+
+/// The shards of `llc` in use now, plus any that still hold or once held tasks.
+fn shard_metrics(bss: &crate::bpf_skel::types::bss, llc: usize) -> BTreeMap<u32, ShardMetrics> {
+    let max = crate::bpf_intf::sis_limits_SIS_MAX_SHARDS as usize;
+    (0..max)
+        .filter_map(|i| {
+            let slot = llc * max + i;
+            let m = ShardMetrics {
+                enqueued: bss.shard_enqueued[slot],
+                ran: bss.shard_ran[slot],
+                left: bss.shard_left[slot],
+                depth: bss.shard_depth[slot] as u64,
+                max_depth: bss.shard_max_depth[slot] as u64,
+            };
+            let in_use = (i as u32) < bss.llc_shards[llc];
+            (in_use || m.enqueued > 0).then_some((i as u32, m))
+        })
+        .collect()
 }
 
 impl Drop for Scheduler<'_> {

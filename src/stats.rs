@@ -30,6 +30,7 @@ pub struct Counters {
     pub counters: [u64; NR_COUNTERS],
     pub paths: [u64; NR_PATHS],
     pub cost_hist: [u64; COST_BUCKETS],
+    pub wakeq_wait_hist: [u64; COST_BUCKETS],
 }
 
 impl Default for Counters {
@@ -38,6 +39,7 @@ impl Default for Counters {
             counters: [0; NR_COUNTERS],
             paths: [0; NR_PATHS],
             cost_hist: [0; COST_BUCKETS],
+            wakeq_wait_hist: [0; COST_BUCKETS],
         }
     }
 }
@@ -51,6 +53,7 @@ impl Counters {
         add_into(&mut self.counters, &s.counters);
         add_into(&mut self.paths, &s.paths);
         add_into(&mut self.cost_hist, &s.cost_hist);
+        add_into(&mut self.wakeq_wait_hist, &s.wakeq_wait_hist);
     }
 }
 

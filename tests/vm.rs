@@ -239,6 +239,18 @@ vm_test!(foundation_7, "7", "foundation.sh", "2llc-smt");
 vm_test!(runtime_control_6_12, "6.12", "runtime_control.sh", "2llc-smt", &[], then monitor_json);
 vm_test!(runtime_control_7, "7", "runtime_control.sh", "2llc-smt", &[], then monitor_json);
 
+// Wakequeue off / 1 shard / N shards: every task completes, shard books balance, affinity holds,
+// 20 live toggles under hackbench (~2 min each).
+vm_test!(wakeq_6_12, "6.12", "wakeq.sh", "2llc-smt", &[], then print_tables);
+vm_test!(wakeq_7, "7", "wakeq.sh", "2llc-smt", &[], then print_tables);
+
+/// Echo a guest's "SIS-TABLE" rows (measurements for the record, not assertions) to the log.
+fn print_tables(run: &GuestRun) {
+    for l in run.console.lines().filter(|l| l.contains("SIS-TABLE ")) {
+        say(&format!("    {}", l.trim()));
+    }
+}
+
 /// runtime_control.sh's "SIS-JSON <phase> <object>" lines, parsed for real: one entry per LLC of
 /// the guest's topology (its `SIS-TEST PASS topology ... llc=[0-3 4-7]` line), with that LLC's
 /// CPU count, and prev_almost_idle present only while prev-bias is on.

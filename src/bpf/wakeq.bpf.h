@@ -24,6 +24,7 @@ u64 shard_ran[SIS_NR_SLOTS];	  /* queued tasks that then ran */
 u64 shard_left[SIS_NR_SLOTS];	  /* queued tasks that left otherwise (requeue, exit) */
 u32 shard_depth[SIS_NR_SLOTS];	  /* sampled by the SIS_UTIL timer */
 u32 shard_max_depth[SIS_NR_SLOTS];
+u32 llc_shards[SIS_MAX_LLCS]; /* shards in use, sampled by the timer */
 
 static __always_inline u64 shard_dsq(u32 slot)
 {
