@@ -53,6 +53,15 @@ pub enum Curve {
     Quadratic,
 }
 
+/// A whole policy at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    /// The placement stages (and their own flags).
+    Sis,
+    /// What the kernel's scx_simple does: the kernel's default idle pick, one global FIFO.
+    Plain,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunOpts {
     /// Seconds between two per-LLC stats tables (scx's --stats).
@@ -78,6 +87,10 @@ pub struct RunOpts {
 /// The tunables. At start an unset flag takes its default; `tune` changes only the flags given.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PolicyOpts {
+    /// Policy preset; `plain` is the baseline to compare against [default: sis].
+    #[arg(long, value_enum)]
+    pub preset: Option<Preset>,
+
     /// Time slice in microseconds [default: 3000].
     #[arg(short = 's', long, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     pub slice_us: Option<u64>,

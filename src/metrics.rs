@@ -254,9 +254,9 @@ impl Metrics {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{:<4} {:>4} {:>5} {:>4} {:>9} {:>7} | {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} | {:>7} {:>6} {:>6} | {:>6} {:>5} {:>7} {:>6}",
+            "{:<4} {:>4} {:>5} {:>4} {:>9} {:>7} | {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} | {:>7} {:>6} {:>6} | {:>6} {:>5} {:>7} {:>6}",
             "llc", "cpus", "util%", "scan", "wakeup/s", "migr/s",
-            "sync", "prev", "almst", "core", "scan", "xllc", "fallb",
+            "sync", "prev", "almst", "core", "scan", "xllc", "fallb", "dfl",
             "depth", "tested", "hit%", "sel_ns", "p99",
             "local/s", "llc/s", "rem/s",
             "wq/s", "wq_q", "wait_us", "p99"
@@ -266,7 +266,7 @@ impl Metrics {
             let avg = |total: u64, n: u64| if n == 0 { 0.0 } else { total as f64 / n as f64 };
             let _ = writeln!(
                 out,
-                "{:<4} {:>4} {:>5.0} {:>4} {:>9.0} {:>7.0} | {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} | {:>6.1} {:>6.1} {:>5.0} | {:>6.0} {:>6} | {:>7.0} {:>6.0} {:>6.0} | {:>6.0} {:>5} {:>7.1} {:>6}",
+                "{:<4} {:>4} {:>5.0} {:>4} {:>9.0} {:>7.0} | {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} | {:>6.1} {:>6.1} {:>5.0} | {:>6.0} {:>6} | {:>7.0} {:>6.0} {:>6.0} | {:>6.0} {:>5} {:>7.1} {:>6}",
                 llc,
                 m.cpus,
                 m.util_pct,
@@ -280,6 +280,7 @@ impl Metrics {
                 share("llc_scan"),
                 share("cross_llc"),
                 share("fallback"),
+                share("kernel_dfl"),
                 avg(m.scan_depth, m.scan_runs),
                 avg(m.scan_visited, m.scan_runs),
                 pct(m.scan_found, m.scan_runs),

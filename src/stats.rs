@@ -19,6 +19,7 @@ pub const PATH_NAMES: [&str; NR_PATHS] = [
     "llc_scan",
     "cross_llc",
     "fallback",
+    "kernel_dfl",
 ];
 
 // SAFETY: a repr(C) struct of u64 arrays, valid for any bit pattern.

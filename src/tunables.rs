@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
 use crate::bpf_intf::sis_tunables;
-use crate::cli::{Curve, PolicyOpts, Switch};
+use crate::cli::{Curve, PolicyOpts, Preset, Switch};
 use crate::{curves, preflight};
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
@@ -32,6 +32,8 @@ pub fn defaults() -> sis_tunables {
         wakeq: 0,
         wakeq_shards: 0,
         test_inject_error: 0,
+        plain: 0,
+        pad: 0,
     }
 }
 
@@ -54,6 +56,7 @@ pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
         test_inject_error: p
             .test_inject_error
             .map_or(base.test_inject_error, |v| v as u32),
+        plain: p.preset.map_or(base.plain, |v| (v == Preset::Plain) as u32),
         ..*base
     }
 }
@@ -66,6 +69,10 @@ pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
         |c| format!("{c:?}").to_lowercase(),
     );
     vec![
+        (
+            "preset",
+            if t.plain != 0 { "plain" } else { "sis" }.to_string(),
+        ),
         ("slice-us", (t.slice_ns / 1000).to_string()),
         ("prev-bias", onoff(t.prev_bias)),
         (
@@ -217,6 +224,14 @@ mod tests {
             vec!["prev-bias: on -> off", "sis-util: quadratic -> linear"]
         );
         assert!(changes(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn preset_plain_switches_the_baseline_on_and_off() {
+        let plain = apply(&defaults(), &policy(&["--preset", "plain"]));
+        assert_eq!(plain.plain, 1);
+        assert_eq!(apply(&plain, &policy(&["--preset", "sis"])).plain, 0);
+        assert_eq!(apply(&plain, &policy(&["--wakeq", "on"])).plain, 1);
     }
 
     #[test]

@@ -30,6 +30,7 @@ enum sis_limits {
 /* User DSQ ids: one per CPU (id == cpu) and one per wakequeue shard. */
 enum sis_dsq {
 	SIS_DSQ_SHARD_BASE = 1 << 20,
+	SIS_DSQ_PLAIN = 1 << 21, /* the one FIFO of the plain preset */
 };
 
 /* Where a wakeup was placed: the stage of select_cpu that decided it. */
@@ -41,6 +42,7 @@ enum sis_path {
 	SIS_PATH_LLC_SCAN,
 	SIS_PATH_CROSS_LLC,
 	SIS_PATH_FALLBACK,
+	SIS_PATH_KERNEL_DFL, /* plain preset: the kernel's scx_bpf_select_cpu_dfl() */
 	SIS_NR_PATHS,
 };
 
@@ -101,6 +103,9 @@ struct sis_tunables {
 	u32 cross_llc;
 	u32 wakeq;
 	u32 wakeq_shards; /* per LLC; 0: derived from the LLC's size */
+	/* Plain preset: what scx_simple does (kernel default pick, one global FIFO). */
+	u32 plain;
+	u32 pad;
 	/* Test-only: non-zero makes the next dispatch call scx_bpf_error(). */
 	u32 test_inject_error;
 };

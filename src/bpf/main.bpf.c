@@ -69,7 +69,12 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	struct placement pl = {.cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
 	u64 start = bpf_ktime_get_ns();
 
-	pick_cpu(p, prev_cpu, wake_flags, t, s, &pl);
+	if (t->plain) {
+		pl.cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &pl.idle);
+		pl.path = SIS_PATH_KERNEL_DFL;
+	} else {
+		pick_cpu(p, prev_cpu, wake_flags, t, s, &pl);
+	}
 	stat_cost(s, bpf_ktime_get_ns() - start);
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
 	stat_path(s, pl.path);
@@ -89,6 +94,10 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	u64 vtime = task_vtime(p, cpu);
 
 	stat_inc(SIS_CNT_ENQUEUE);
+	if (t->plain) {
+		scx_bpf_dsq_insert(p, SIS_DSQ_PLAIN, slice_ns(), enq_flags);
+		return;
+	}
 	/* Taken out of a shard without running (affinity or priority change). */
 	if (tctx)
 		wakeq_forget(tctx, shard_left);
@@ -154,6 +163,12 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		scx_bpf_error("test-only error injected through the tunables");
 		return;
 	}
+	/* Plain preset, and after switching away from it: drain the FIFO. */
+	if ((t->plain || scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN)) &&
+	    scx_bpf_dsq_move_to_local(SIS_DSQ_PLAIN, 0)) {
+		stat_inc(SIS_CNT_DISPATCH_LOCAL);
+		return;
+	}
 	if (keep_prev(prev, cpu, t)) {
 		stat_inc(SIS_CNT_DISPATCH_KEEP);
 		return;
@@ -206,6 +221,8 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p), idle;
 	const struct cpumask *mask;
 
+	if (tun()->plain)
+		return;
 	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
 	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun()))))
 		return;
@@ -297,6 +314,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 			scx_bpf_error("failed to create DSQ for CPU %d: %d", cpu, err);
 			return err;
 		}
+	}
+	err = scx_bpf_create_dsq(SIS_DSQ_PLAIN, -1);
+	if (err) {
+		scx_bpf_error("failed to create the plain FIFO: %d", err);
+		return err;
 	}
 	err = wakeq_init();
 	if (err) {
