@@ -37,28 +37,26 @@ static __always_inline u64 cpu_vtime_now(s32 cpu)
 }
 
 /*
- * A task's place in @cpu's vtime-ordered DSQ.
+ * A task's place in @cpu's vtime-ordered DSQ, kept near the CPU's clock.
  *
  * Floor: a task that slept long, or comes from a CPU whose clock lags, gets
  * at most one slice of credit.
  *
- * Ceiling, for tasks arriving from another CPU only: each CPU's clock runs at
- * its own pace, and a vtime earned on a faster one would make the task wait
- * until this CPU catches up (the watchdog saw 38 s under stress-ng's sched
- * races). One slice of the task's own weighted charge keeps a low-weight
- * task's nice lead. A task staying on its CPU keeps all it was charged.
+ * Ceiling: a few slices of the task's own weighted charge ahead, more than a
+ * task can earn between two looks at the clock (keep_prev() moves it along;
+ * a slice can overrun to the next tick, hence the slack).
+ * Without it a vtime earned on a faster CPU, or at a lower weight before a
+ * nice change, made the task wait until this CPU caught up: the watchdog saw
+ * 32-40 s stalls under stress-ng's sched and affinity races.
  */
 static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu)
 {
-	struct sis_task_ctx *tctx = task_ctx(p);
 	u64 now = cpu_vtime_now(cpu), slice = slice_ns();
-	u64 vtime = p->scx.dsq_vtime, floor = now - slice, ceil;
+	u64 vtime = p->scx.dsq_vtime, floor = now - slice;
+	u64 ceil = now + 4 * slice * 100 / (p->scx.weight ? p->scx.weight : 100);
 
 	if (time_before(vtime, floor))
 		return floor;
-	if (tctx && tctx->last_cpu == cpu)
-		return vtime;
-	ceil = now + slice * 100 / (p->scx.weight ? p->scx.weight : 100);
 	return time_before(ceil, vtime) ? ceil : vtime;
 }
 
@@ -142,6 +140,7 @@ static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 				      const struct sis_tunables *t)
 {
+	struct sis_cpu_ctx *cctx;
 	u64 vtime;
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
@@ -149,8 +148,20 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 	vtime = vtime_charged(prev);
 	if (ahead_of(cpu_dsq(cpu), vtime) || ahead_of(shard_dsq(own_slot(cpu, t)), vtime))
 		return false;
+	/* prev is still the queue's minimum: the CPU's clock moves with it. */
+	cctx = cpu_ctx(cpu);
+	if (cctx && time_before(cctx->vtime_now, vtime))
+		cctx->vtime_now = vtime;
 	scx_bpf_task_set_slice(prev, slice_ns());
 	return true;
+}
+
+/* vtime of @dsq's first task, or ~0 when it is empty. */
+static __always_inline u64 head_vtime(u64 dsq)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
+
+	return head ? head->scx.dsq_vtime : ~0ULL;
 }
 
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
@@ -173,6 +184,13 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(SIS_CNT_DISPATCH_KEEP);
 		return;
 	}
+	/*
+	 * Own DSQ and own shard in vtime order: serving the DSQ first starved the
+	 * shard for 20 s while pinned tasks kept the DSQ non-empty.
+	 */
+	if (time_before(head_vtime(shard_dsq(own_slot(cpu, t))), head_vtime(cpu_dsq(cpu))) &&
+	    wakeq_dispatch(cpu, t))
+		return;
 	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
 		return;
