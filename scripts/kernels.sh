@@ -10,6 +10,9 @@
 #                          (downloaded with a private apt configuration; the system's apt setup
 #                          is never touched). Cached: later calls use no network; --refresh (or
 #                          SCX_SIS_KERNEL_REFRESH=1) looks for a newer build again.
+#       SERIES debian-6.12 (debian-X.Y): Debian's own newest linux-image-X.Y.*-amd64, which has NO
+#                          sched_ext (for the "kernel without sched_ext" test), from trixie or
+#                          bookworm-backports (SCX_SIS_DEBIAN_NOSCX_SUITES), private apt config too.
 #     Prints exactly one line on stdout: "<vmlinuz> <config> <release>" (release = guest uname -r).
 #     Progress goes to stderr.
 #   scripts/kernels.sh list      cached kernels
@@ -31,7 +34,7 @@ log() { echo "kernels: $*" >&2; }
 die() { echo "kernels: error: $*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -140,6 +143,60 @@ fetch_debian() { # series refresh
   emit "$dir"
 }
 
+# ---------------------------------------------------------------- Debian, without sched_ext
+# Debian's own image of a series whose Debian build lacks sched_ext (6.12): the no-sched_ext test
+# boots it. Own apt directory and suites, so the trixie-backports lists above are left alone.
+has_noscx() { # dir: vmlinuz and config present, and the config has no sched_ext
+  [[ -s "$1/vmlinuz" && -s "$1/config" ]] && ! grep -qx 'CONFIG_SCHED_CLASS_EXT=y' "$1/config"
+}
+fetch_debian_noscx() { # version refresh
+  local ver=$1 refresh=$2 ptr=$KDIR/debian-noscx-$1.current rel dir
+  if [[ $refresh != 1 && -s $ptr ]]; then
+    dir=$KDIR/$(cat "$ptr")
+    if has_noscx "$dir"; then
+      log "cached $(cat "$ptr") (Debian $ver without sched_ext; --refresh looks for a newer one)"
+      emit "$dir"
+      return
+    fi
+  fi
+  APTDIR=$CACHE/apt-noscx
+  SUITES=${SCX_SIS_DEBIAN_NOSCX_SUITES:-trixie bookworm-backports}
+  apt_setup
+  log "apt-get update ($SUITES, private lists in $APTDIR)"
+  apt-get "${APT_OPTS[@]}" -qq update >&2 || die "apt-get update failed"
+  local re="^linux-image-(${ver//./\\.}\\.[0-9.]+\\+deb[0-9]+-amd64)\$"
+  local rels
+  rels=$(apt-cache "${APT_OPTS[@]}" pkgnames linux-image- | sed -nE "s/$re/\\1/p" | sort -uV -r)
+  [[ -n $rels ]] || die "no Debian linux-image-$ver.*-amd64 in $SUITES"
+  rel=$(head -n1 <<<"$rels")
+  log "newest Debian $ver build: $rel (of $(wc -l <<<"$rels") available)"
+  dir=$KDIR/$rel
+  if ! has_noscx "$dir"; then
+    local dl=$APTDIR/dl/$rel vmlinuz config deb tmp
+    rm -rf "$dl"
+    mkdir -p "$dl/x"
+    log "downloading linux-image-$rel"
+    (cd "$dl" && apt-get "${APT_OPTS[@]}" -qq download "linux-image-$rel" >&2) || die "apt-get download failed"
+    for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$dl/x"; done
+    vmlinuz=$(find "$dl/x" -type f -name "vmlinuz-$rel" | head -n1)
+    config=$(find "$dl/x" -type f -name "config-$rel" | head -n1)
+    [[ -n $vmlinuz && -n $config ]] || die "no vmlinuz/config for $rel in linux-image-$rel"
+    if grep -qx 'CONFIG_SCHED_CLASS_EXT=y' "$config"; then
+      die "Debian's $rel has CONFIG_SCHED_CLASS_EXT=y: it cannot serve as the kernel without sched_ext"
+    fi
+    tmp=$(mktemp -d "$KDIR/.tmp.XXXXXX")
+    cp "$vmlinuz" "$tmp/vmlinuz"
+    cp "$config" "$tmp/config"
+    echo "$rel" >"$tmp/release"
+    chmod 755 "$tmp"
+    rm -rf "$dir"
+    mv "$tmp" "$dir"
+    rm -rf "$dl"
+  fi
+  echo "$rel" >"$ptr.tmp" && mv "$ptr.tmp" "$ptr"
+  emit "$dir"
+}
+
 # ---------------------------------------------------------------- 6.12 (own build)
 fetch_612() { # refresh
   local refresh=$1 ptr=$KDIR/scx-6.12.current dir
@@ -196,14 +253,16 @@ cmd=${1:-}
 case $cmd in
   fetch)
     series=${2:-}
-    [[ $series =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage
+    [[ $series =~ ^[0-9]+(\.[0-9]+)?$ || $series =~ ^debian-[0-9]+\.[0-9]+$ ]] || usage
     refresh=${SCX_SIS_KERNEL_REFRESH:-0}
     [[ ${3:-} == --refresh ]] && refresh=1
     mkdir -p "$KDIR"
     # Serialize concurrent fetches (parallel test runs share the cache).
     exec 9>"$KDIR/.lock"
     flock 9
-    if [[ $series == 6.12 ]]; then
+    if [[ $series == debian-* ]]; then
+      fetch_debian_noscx "${series#debian-}" "$refresh"
+    elif [[ $series == 6.12 ]]; then
       fetch_612 "$refresh"
     else
       fetch_debian "$series" "$refresh"

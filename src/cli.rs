@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::bench::BenchOpts;
 use crate::latency::LatencyOpts;
 
 #[derive(Debug, Parser)]
@@ -28,6 +29,9 @@ pub enum Command {
     Monitor(MonitorOpts),
     /// Wakeup-latency workload (message and worker threads, schbench-style).
     Wakelat(LatencyOpts),
+    /// A/B benchmark: EEVDF vs scx_sis configurations (and peers) under hackbench, perf bench
+    /// and wakelat; a markdown table and an SVG plot (--vm: in the project's VM).
+    Bench(BenchOpts),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

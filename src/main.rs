@@ -1,6 +1,7 @@
 //! scx_sis: a sched_ext scheduler that rebuilds select_idle_sibling() as
 //! switchable placement stages and shows, per LLC, where wakeups went.
 
+mod bench;
 mod bpf_intf;
 mod bpf_skel;
 mod cli;
@@ -40,16 +41,20 @@ fn run(opts: &RunOpts) -> Result<()> {
     let shutdown = shutdown_flag()?;
     eprintln!("{}", features::report());
 
+    let mut restore = None;
     loop {
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(opts, &mut open_object)?;
+        let mut sched = Scheduler::init(opts, &mut open_object, restore)?;
         eprintln!("{}", sched.describe());
         let exit = sched.run(shutdown.clone())?;
         if !exit.should_restart() {
             eprintln!("{OPS_NAME} unloaded");
             return Ok(());
         }
-        eprintln!("the kernel asked for a restart (CPU hotplug?): reloading");
+        restore = sched.tunables().ok();
+        eprintln!(
+            "the kernel asked for a restart (CPU hotplug?): reloading with the live tunables"
+        );
     }
 }
 
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
         Some(Command::Tune(t)) => tunables::tune(t.show, &t.policy),
         Some(Command::Monitor(m)) => shutdown_flag().and_then(|s| monitor::run(m, s)),
         Some(Command::Wakelat(opts)) => latency::run(opts),
+        Some(Command::Bench(opts)) => bench::run(opts),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -63,7 +63,13 @@ pub struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    pub fn init(opts: &RunOpts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+    /// `restore`: the tunables of the instance this one replaces after a
+    /// kernel-requested restart, so live changes survive a CPU hotplug.
+    pub fn init(
+        opts: &RunOpts,
+        open_object: &'a mut MaybeUninit<OpenObject>,
+        restore: Option<sis_tunables>,
+    ) -> Result<Self> {
         let layout = Layout::detect().context("failed to read the CPU topology")?;
         // Our own printer (not ObjectBuilder::debug) so the verifier log is kept for errors.
         LIBBPF_VERBOSE.store(opts.verbose, Ordering::Relaxed);
@@ -86,10 +92,9 @@ impl<'a> Scheduler<'a> {
                 libbpf_log_tail()
             ))
         })?;
-        tunables::write(
-            &skel.maps.tunables,
-            &tunables::apply(&tunables::defaults(), &opts.policy),
-        )?;
+        let initial =
+            restore.unwrap_or_else(|| tunables::apply(&tunables::defaults(), &opts.policy));
+        tunables::write(&skel.maps.tunables, &initial)?;
         tunables::pin(&mut skel.maps.tunables)?;
 
         let link = match scx_ops_attach!(skel, sis_ops) {
@@ -111,7 +116,7 @@ impl<'a> Scheduler<'a> {
         })
     }
 
-    fn tunables(&self) -> Result<sis_tunables> {
+    pub fn tunables(&self) -> Result<sis_tunables> {
         tunables::read(&self.skel.maps.tunables)
     }
 

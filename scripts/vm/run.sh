@@ -3,7 +3,7 @@
 #
 #   scripts/vm/run.sh --kernel VMLINUZ --config KCONFIG --guest GUEST_SCRIPT
 #       [--bin SCX_SIS_BINARY]   installed as /bin/scx_sis (optional: a guest script may not need it)
-#       [--topo 2llc-smt|2llc|2numa|1llc|1llc-smt|smp4]   default 2llc-smt
+#       [--topo 2llc-smt|2llc|2numa|1llc|1llc-smt|smp4|1llc-N]   default 2llc-smt (1llc-N: N CPUs, one LLC)
 #       [--timeout SECS]         default 600; the qemu process is killed after that (exit 124)
 #       [--mem 2G] [--log FILE] [--quiet]
 #       [--append-env "K=V K2=V2"]  env for the guest script (split on spaces)
@@ -61,6 +61,12 @@ case $topo in
   1llc)     topo_args=(-cpu qemu64,vendor=GenuineIntel -smp 8,sockets=1,cores=8,threads=1) ;;
   1llc-smt) topo_args=(-cpu qemu64,vendor=GenuineIntel -smp 8,sockets=1,cores=4,threads=2) ;;
   smp4)     topo_args=(-cpu qemu64,vendor=GenuineIntel -smp 4,sockets=1,cores=4,threads=1) ;;
+  1llc-[0-9]*)
+    n=${topo#1llc-}
+    if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 1 || n > 64)); then
+      echo "run.sh: bad --topo $topo (1llc-N, N in 1..64)" >&2; exit 2
+    fi
+    topo_args=(-cpu qemu64,vendor=GenuineIntel -smp "$n,sockets=1,cores=$n,threads=1") ;;
   *) echo "run.sh: unknown --topo $topo" >&2; exit 2 ;;
 esac
 

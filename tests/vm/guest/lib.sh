@@ -289,3 +289,267 @@ stop_bg_loop() {
   BG_LOOP_RUNS=$(wc -l </tmp/bg_loop.rcs)
   BG_LOOP_FAILS=$(grep -cv '^0$' /tmp/bg_loop.rcs)
 }
+
+# --------------------------------------------------------------------------- helpers (reliability)
+# Used by reliability.sh and no_scx.sh. The samplers poll several times a second while a load
+# runs, and a fork costs milliseconds under TCG, so the hot helpers fork nothing: they read /proc
+# and sysfs with the shell's own `read`, return values in REL_* variables instead of through $(...),
+# and rel_nap sleeps in `read -t` on a FIFO nobody writes to.
+
+# rel_now: guest uptime in centiseconds in REL_NOW (now_cs without the subshell).
+rel_now() {
+  read -r _up _ </proc/uptime
+  REL_NOW=$((${_up%.*} * 100 + 1${_up#*.} - 100))
+}
+
+# rel_nap SECS: sleep (fractions allowed) without forking.
+rel_nap() {
+  [ -p /tmp/rel_nap.fifo ] || mkfifo /tmp/rel_nap.fifo 2>/dev/null
+  # shellcheck disable=SC3045  # busybox ash's read has -t, with fractions
+  read -r -t "$1" _ <>/tmp/rel_nap.fifo
+  return 0
+}
+
+# rel_state: the sched_ext state ("missing" without sched_ext).
+rel_state() {
+  _rs=missing
+  read -r _rs 2>/dev/null <"$SCX_DIR/state"
+  echo "$_rs"
+}
+
+# rel_stat PID: /proc/PID/stat from field 3 on in REL_STAT (the comm, field 2, may hold spaces), so
+# field N is word N-2. Returns 1 when PID is gone.
+rel_stat() {
+  REL_STAT=
+  read -r REL_STAT 2>/dev/null <"/proc/$1/stat" || return 1
+  REL_STAT=${REL_STAT##*") "}
+}
+
+# rel_ticks PID: utime+stime in clock ticks (USER_HZ, 100/s) in REL_TICKS; 1 when PID is gone.
+rel_ticks() {
+  REL_TICKS=
+  rel_stat "$1" || return 1
+  # shellcheck disable=SC2086  # word splitting intended
+  set -- $REL_STAT
+  REL_TICKS=$((${12} + ${13}))
+}
+
+# rel_cpu PID: field 39 of /proc/PID/stat, the CPU the task last ran on, in REL_CPU.
+rel_cpu() {
+  REL_CPU=
+  rel_stat "$1" || return 1
+  # shellcheck disable=SC2086
+  set -- $REL_STAT
+  REL_CPU=${37}
+}
+
+# rel_progress PID [FILE]: the counter in FILE if given, else PID's CPU ticks, in REL_PROG.
+rel_progress() {
+  REL_PROG=0
+  if [ -n "${2:-}" ]; then
+    read -r REL_PROG 2>/dev/null <"$2"
+    REL_PROG=${REL_PROG:-0}
+  elif rel_ticks "$1"; then
+    REL_PROG=$REL_TICKS
+  fi
+}
+
+# rel_rss_kb PID: prints VmRSS in kB (0 when PID is gone).
+rel_rss_kb() {
+  _rss=0
+  if [ -r "/proc/$1/status" ]; then
+    while read -r _k _v _; do
+      [ "$_k" = VmRSS: ] && _rss=$_v
+    done 2>/dev/null <"/proc/$1/status"
+  fi
+  echo "$_rss"
+}
+
+# rel_in_list CPU LIST: true when CPU is in the cpulist LIST ("0-3,6").
+rel_in_list() {
+  _c=$1
+  [ -n "$_c" ] || return 1
+  _ifs=$IFS
+  IFS=,
+  # shellcheck disable=SC2086
+  set -- $2
+  IFS=$_ifs
+  for _r in "$@"; do
+    case $_r in
+      *-*) [ "$_c" -ge "${_r%-*}" ] && [ "$_c" -le "${_r#*-}" ] && return 0 ;;
+      *) [ "$_c" = "$_r" ] && return 0 ;;
+    esac
+  done
+  return 1
+}
+
+# rel_spinner [CPULIST]: start a busy loop (pinned to CPULIST if given). Sets REL_PID.
+rel_spinner() {
+  if [ -n "${1:-}" ]; then
+    taskset -c "$1" sh -c 'while :; do :; done' &
+  else
+    sh -c 'while :; do :; done' &
+  fi
+  REL_PID=$!
+}
+
+# rel_sleeper FILE [CPULIST]: start a loop that counts its rounds into FILE and sleeps 50 ms per
+# round (pinned to CPULIST if given). Sets REL_PID.
+rel_sleeper() {
+  if [ -n "${2:-}" ]; then
+    # shellcheck disable=SC2016  # expanded by the child shell
+    taskset -c "$2" sh -c 'i=0; while :; do i=$((i + 1)); echo $i >"$0"; sleep 0.05; done' "$1" &
+  else
+    # shellcheck disable=SC2016
+    sh -c 'i=0; while :; do i=$((i + 1)); echo $i >"$0"; sleep 0.05; done' "$1" &
+  fi
+  REL_PID=$!
+}
+
+# rel_mover PID DEADLINE_CS OUT COUNTERFILE|- LIST...: until DEADLINE_CS (now_cs scale), set PID's
+# affinity to each LIST in turn (taskset -p, from this other process), wait until PID made progress
+# twice (2 counts in COUNTERFILE, or 2 CPU ticks for "-") so that it ran after the change, then
+# check that the CPU it last ran on (stat field 39) is in LIST. A change not followed by progress
+# within 10 s is "stuck". Writes one line to OUT:
+#   changes=N bad_cpu=N stuck=N wait_avg=S wait_max=S bad=[cpu@list ...]
+rel_mover() {
+  _mp=$1 _md=$2 _mo=$3 _mf=${4#-}
+  shift 4
+  _n=0 _bad=0 _stuck=0 _wsum=0 _wmax=0 _badl=
+  rel_now
+  while [ "$REL_NOW" -lt "$_md" ] && [ -d "/proc/$_mp" ]; do
+    for _ml in "$@"; do
+      rel_now
+      [ "$REL_NOW" -ge "$_md" ] && break
+      taskset -p -c "$_ml" "$_mp" >/dev/null 2>&1 || break 2
+      rel_now
+      _t0=$REL_NOW
+      rel_progress "$_mp" "$_mf"
+      _p0=$REL_PROG
+      _ok=0
+      while [ $((REL_NOW - _t0)) -lt 1000 ]; do
+        rel_progress "$_mp" "$_mf"
+        [ "$REL_PROG" -ge $((_p0 + 2)) ] && { _ok=1; break; }
+        rel_nap 0.02
+        rel_now
+      done
+      rel_now
+      _w=$((REL_NOW - _t0))
+      _n=$((_n + 1))
+      if [ $_ok = 1 ]; then
+        _wsum=$((_wsum + _w))
+        [ $_w -gt $_wmax ] && _wmax=$_w
+        rel_cpu "$_mp"
+        if ! rel_in_list "$REL_CPU" "$_ml"; then
+          _bad=$((_bad + 1))
+          _badl="$_badl $REL_CPU@$_ml"
+        fi
+      else
+        _stuck=$((_stuck + 1))
+        _badl="$_badl stuck@$_ml"
+      fi
+    done
+  done
+  _ok_n=$((_n - _stuck))
+  [ $_ok_n -gt 0 ] || _ok_n=1
+  echo "changes=$_n bad_cpu=$_bad stuck=$_stuck wait_avg=$(fmt_cs $((_wsum / _ok_n)))s wait_max=$(fmt_cs $_wmax)s bad=[$(echo "${_badl# }" | cut -c1-300)]" >"$_mo"
+}
+
+# rel_sampler DEADLINE_CS OUT PID:CPULIST...: every ~0.3 s until DEADLINE_CS, check that each PID
+# that ran since the previous sample (its /proc/PID/schedstat run count moved) last ran on a CPU
+# (stat field 39) in its CPULIST. A task that did not run keeps the CPU it last ran on, which may
+# predate its affinity (kthreads are created on CPU 0, then bound), so it is not checked. PIDs that
+# are gone are skipped. Writes to OUT:
+#   samples=N checked=N bad=N bad=[pid:cpu@list ...]
+rel_sampler() {
+  _sd=$1 _so=$2
+  shift 2
+  _sn=0 _sc=0 _sb=0 _sbl=
+  rel_now
+  while [ "$REL_NOW" -lt "$_sd" ]; do
+    _sn=$((_sn + 1))
+    for _e in "$@"; do
+      _pid=${_e%%:*}
+      _ss=
+      read -r _ _ _ss 2>/dev/null <"/proc/$_pid/schedstat" || continue
+      eval "_prev=\${_rsp_$_pid:-}"
+      eval "_rsp_$_pid=\$_ss"
+      if [ -z "$_prev" ] || [ "$_prev" = "$_ss" ]; then continue; fi
+      rel_cpu "$_pid" || continue
+      _sc=$((_sc + 1))
+      if ! rel_in_list "$REL_CPU" "${_e#*:}"; then
+        _sb=$((_sb + 1))
+        _sbl="$_sbl $_pid:$REL_CPU@${_e#*:}"
+      fi
+    done
+    rel_nap 0.3
+    rel_now
+  done
+  echo "samples=$_sn checked=$_sc bad=$_sb bad=[$(echo "${_sbl# }" | cut -c1-300)]" >"$_so"
+}
+
+# rel_kworker_load DEADLINE_CS OUT: until DEADLINE_CS, write /proc/sys/vm/stat_refresh every
+# ~0.3 s. Each write runs refresh_vm_stats on every CPU's bound kworker (schedule_on_each_cpu)
+# and returns only when all of them ran, so it measures how long per-CPU kworkers wait.
+# Writes to OUT: writes=N failed=N avg=S max=S
+rel_kworker_load() {
+  _kd=$1 _ko=$2
+  _kn=0 _kf=0 _ks=0 _km=0
+  rel_now
+  while [ "$REL_NOW" -lt "$_kd" ]; do
+    _t0=$REL_NOW
+    echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null || _kf=$((_kf + 1))
+    rel_now
+    _w=$((REL_NOW - _t0))
+    _kn=$((_kn + 1))
+    _ks=$((_ks + _w))
+    [ $_w -gt $_km ] && _km=$_w
+    rel_nap 0.3
+    rel_now
+  done
+  [ $_kn -gt 0 ] || _kn=1
+  echo "writes=$_kn failed=$_kf avg=$(fmt_cs $((_ks / _kn)))s max=$(fmt_cs $_km)s" >"$_ko"
+}
+
+# rel_kthreads: "pid:cpu" for every per-CPU kthread we can name: ksoftirqd/N and bound kworkers
+# kworker/N:M (not the unbound kworker/uN:M).
+rel_kthreads() {
+  for _d in /proc/[0-9]*; do
+    _comm=
+    read -r _comm 2>/dev/null <"$_d/comm" || continue
+    case $_comm in
+      ksoftirqd/*) echo "${_d#/proc/}:${_comm#ksoftirqd/}" ;;
+      kworker/u*) ;;
+      kworker/[0-9]*:*) _k=${_comm#kworker/}; echo "${_d#/proc/}:${_k%%:*}" ;;
+    esac
+  done
+}
+
+# rel_ejections FROM: sched_ext "BPF scheduler ... disabled" lines in dmesg from line FROM on.
+rel_ejections() {
+  dmesg | tail -n +"${1:-1}" | grep -c 'sched_ext: BPF scheduler .* disabled' || true
+}
+
+# rel_wait_exit PID SECS: wait for PID (a child of this shell) to exit, SIGKILL after SECS.
+# Sets REL_RC (137 when it had to be killed) and REL_EXIT_CS (centiseconds it took).
+rel_wait_exit() {
+  rel_now
+  _wt0=$REL_NOW
+  (sleep "$2"; kill -KILL "$1" 2>/dev/null) &
+  _ww=$!
+  wait "$1"
+  REL_RC=$?
+  rel_now
+  REL_EXIT_CS=$((REL_NOW - _wt0))
+  kill "$_ww" 2>/dev/null
+  wait "$_ww" 2>/dev/null
+}
+
+# rel_count TEXT FILE: prints the number of lines of FILE containing TEXT (fixed string).
+rel_count() {
+  _cnt=$(grep -cF -- "$1" "$2" 2>/dev/null)
+  echo "${_cnt:-0}"
+}
+
+# rel_oneline FILE: FILE's lines joined by "|", at most 300 characters.
+rel_oneline() { tr '\n' '|' <"$1" | cut -c1-300; }

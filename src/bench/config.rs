@@ -1,0 +1,298 @@
+//! The named configurations a bench compares: EEVDF (nothing loaded), scx_sis under a set of
+//! policy flags, or another sched_ext scheduler binary run as-is.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use serde::{Deserialize, Serialize};
+
+use crate::bpf_intf::sis_tunables;
+use crate::cli::PolicyOpts;
+use crate::tunables;
+
+/// What a configuration loads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Target {
+    /// No sched_ext scheduler: the kernel's EEVDF, the baseline of every ratio.
+    Eevdf,
+    /// scx_sis with these policy flags on top of the defaults (every other tunable reset).
+    Sis { flags: Vec<String> },
+    /// Another sched_ext scheduler binary, run without arguments.
+    Peer { path: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigSpec {
+    pub name: String,
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+impl ConfigSpec {
+    pub fn kind(&self) -> &'static str {
+        match self.target {
+            Target::Eevdf => "eevdf",
+            Target::Sis { .. } => "sis",
+            Target::Peer { .. } => "peer",
+        }
+    }
+
+    /// How the configuration is set up, for the report.
+    pub fn describe(&self) -> String {
+        match &self.target {
+            Target::Eevdf => "no sched_ext scheduler (the kernel's EEVDF)".into(),
+            Target::Sis { flags } if flags.is_empty() => "scx_sis defaults".into(),
+            Target::Sis { flags } => format!("scx_sis {}", flags.join(" ")),
+            Target::Peer { path } => format!("{path} (as-is)"),
+        }
+    }
+}
+
+pub const BASELINE: &str = "eevdf";
+
+/// The built-in configurations, in report order: name and scx_sis flags.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("all-on", ""),
+    ("prev-bias-off", "--prev-bias off"),
+    ("sis-util-off", "--sis-util off"),
+    ("sis-util-linear", "--sis-util linear"),
+    ("sis-util-quadratic", "--sis-util quadratic"),
+    ("wakeq-1", "--wakeq on --wakeq-shards 1"),
+    ("wakeq-n", "--wakeq on"),
+    ("plain", "--preset plain"),
+];
+
+/// The configurations of a scaling run (`--cpus`) unless `--configs` says otherwise.
+pub const SCALING_DEFAULT: &[&str] = &["all-on", "sis-util-off"];
+
+/// Only the policy flags: what `scx_sis tune` accepts.
+#[derive(Debug, Parser)]
+#[command(name = "config", no_binary_name = true)]
+struct PolicyOnly {
+    #[command(flatten)]
+    policy: PolicyOpts,
+}
+
+/// Parse and validate scx_sis policy flags ("--prev-bias off --sis-util linear").
+pub fn parse_policy(flags: &[String]) -> Result<PolicyOpts> {
+    PolicyOnly::try_parse_from(flags)
+        .map(|p| p.policy)
+        .map_err(|e| {
+            let text = e.to_string();
+            anyhow::anyhow!("{}", text.lines().next().unwrap_or("invalid flags").trim())
+        })
+}
+
+/// The complete tunables of a configuration: the defaults with its flags applied.
+pub fn tunables_for(flags: &[String]) -> Result<sis_tunables> {
+    Ok(tunables::apply(
+        &tunables::defaults(),
+        &parse_policy(flags)?,
+    ))
+}
+
+fn split_flags(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 40
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'))
+}
+
+/// `NAME=FLAGS` of `--config`.
+pub fn parse_user_config(s: &str) -> Result<ConfigSpec> {
+    let (name, flags) = s
+        .split_once('=')
+        .with_context(|| format!("--config '{s}': expected NAME=\"--flag value ...\""))?;
+    let name = name.trim();
+    if !valid_name(name) {
+        bail!("--config '{s}': the name must be letters, digits, '-', '_' or '.'");
+    }
+    let flags = split_flags(flags);
+    parse_policy(&flags).with_context(|| format!("--config {name}"))?;
+    Ok(ConfigSpec {
+        name: name.to_string(),
+        target: Target::Sis { flags },
+    })
+}
+
+/// The configurations to run: `selected` (built-in and --config names; the default set when
+/// None), then every --config and --peer not named there. EEVDF comes first unless `scaling`;
+/// scx_sis configurations stay together so that one daemon serves them all.
+pub fn resolve(
+    selected: Option<&[String]>,
+    user: &[String],
+    peers: &[String],
+    scaling: bool,
+) -> Result<Vec<ConfigSpec>> {
+    let mut known: Vec<ConfigSpec> = vec![ConfigSpec {
+        name: BASELINE.into(),
+        target: Target::Eevdf,
+    }];
+    known.extend(BUILTIN.iter().map(|(n, f)| ConfigSpec {
+        name: n.to_string(),
+        target: Target::Sis {
+            flags: split_flags(f),
+        },
+    }));
+    let mut extra = Vec::new();
+    for s in user {
+        let c = parse_user_config(s)?;
+        if known.iter().any(|k| k.name == c.name) {
+            bail!(
+                "--config {}: that name is already taken (built-in or repeated)",
+                c.name
+            );
+        }
+        known.push(c.clone());
+        extra.push(c);
+    }
+    for p in peers {
+        let base = Path::new(p)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| valid_name(n))
+            .with_context(|| format!("--peer {p}: not a usable file name"))?;
+        let mut name = base.to_string();
+        let mut i = 2;
+        while known.iter().any(|k| k.name == name) {
+            name = format!("{base}-{i}");
+            i += 1;
+        }
+        let c = ConfigSpec {
+            name,
+            target: Target::Peer { path: p.clone() },
+        };
+        known.push(c.clone());
+        extra.push(c);
+    }
+
+    let names: Vec<String> = match selected {
+        Some(list) => list.iter().map(|s| s.trim().to_string()).collect(),
+        None if scaling => SCALING_DEFAULT.iter().map(|s| s.to_string()).collect(),
+        None => std::iter::once(BASELINE)
+            .chain(BUILTIN.iter().map(|(n, _)| *n))
+            .map(str::to_string)
+            .collect(),
+    };
+    let mut out: Vec<ConfigSpec> = Vec::new();
+    for n in names.iter().filter(|n| !n.is_empty()) {
+        let c = known.iter().find(|k| &k.name == n).with_context(|| {
+            let all: Vec<&str> = known.iter().map(|k| k.name.as_str()).collect();
+            format!("unknown configuration '{n}' (known: {})", all.join(", "))
+        })?;
+        if !out.iter().any(|o| o.name == c.name) {
+            out.push(c.clone());
+        }
+    }
+    for c in extra {
+        if !out.iter().any(|o| o.name == c.name) {
+            out.push(c);
+        }
+    }
+    if !scaling && !out.iter().any(|c| c.target == Target::Eevdf) {
+        out.insert(0, known[0].clone());
+    }
+    if out.is_empty() {
+        bail!("no configuration to run");
+    }
+    // Stable: keeps the given order inside each kind.
+    out.sort_by_key(|c| match c.target {
+        Target::Eevdf => 0,
+        Target::Sis { .. } => 1,
+        Target::Peer { .. } => 2,
+    });
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Curve, Switch};
+
+    fn names(c: &[ConfigSpec]) -> Vec<&str> {
+        c.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    #[test]
+    fn defaults_are_eevdf_then_every_builtin() {
+        let c = resolve(None, &[], &[], false).unwrap();
+        assert_eq!(c.len(), 1 + BUILTIN.len());
+        assert_eq!(c[0].target, Target::Eevdf);
+        assert_eq!(c[1].name, "all-on");
+        assert_eq!(c.last().unwrap().name, "plain");
+    }
+
+    #[test]
+    fn selection_adds_eevdf_and_extras_and_groups_by_kind() {
+        let sel = vec!["plain".to_string(), "all-on".into()];
+        let user = vec!["wq2=--wakeq on --wakeq-shards 2".to_string()];
+        let peers = vec!["/opt/scx/scx_bpfland".to_string()];
+        let c = resolve(Some(&sel), &user, &peers, false).unwrap();
+        assert_eq!(
+            names(&c),
+            ["eevdf", "plain", "all-on", "wq2", "scx_bpfland"]
+        );
+        assert_eq!(
+            c[3].target,
+            Target::Sis {
+                flags: vec![
+                    "--wakeq".into(),
+                    "on".into(),
+                    "--wakeq-shards".into(),
+                    "2".into()
+                ]
+            }
+        );
+        assert_eq!(c[4].kind(), "peer");
+    }
+
+    #[test]
+    fn scaling_defaults_have_no_eevdf() {
+        let c = resolve(None, &[], &[], true).unwrap();
+        assert_eq!(names(&c), ["all-on", "sis-util-off"]);
+    }
+
+    #[test]
+    fn rejects_unknown_duplicate_and_invalid() {
+        let e = resolve(Some(&["nope".into()]), &[], &[], false).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown configuration 'nope'"),
+            "{e}"
+        );
+        assert!(resolve(None, &["plain=--prev-bias off".into()], &[], false).is_err());
+        assert!(resolve(None, &["x=--prev-bias maybe".into()], &[], false).is_err());
+        assert!(resolve(None, &["x=--stats-interval 2".into()], &[], false).is_err());
+        assert!(resolve(None, &["no-equals-sign".into()], &[], false).is_err());
+        assert!(resolve(None, &["bad name=--wakeq on".into()], &[], false).is_err());
+    }
+
+    #[test]
+    fn peers_with_the_same_file_name_get_distinct_names() {
+        let peers = vec!["/a/scx_lavd".to_string(), "/b/scx_lavd".to_string()];
+        let c = resolve(Some(&[]), &[], &peers, false).unwrap();
+        assert_eq!(names(&c), ["eevdf", "scx_lavd", "scx_lavd-2"]);
+    }
+
+    #[test]
+    fn every_config_is_fully_specified() {
+        // wakeq-n after wakeq-1 must not keep 1 shard; plain must not stay on afterwards.
+        let wq1 = tunables_for(&split_flags("--wakeq on --wakeq-shards 1")).unwrap();
+        let wqn = tunables_for(&split_flags("--wakeq on")).unwrap();
+        let plain = tunables_for(&split_flags("--preset plain")).unwrap();
+        let all = tunables_for(&[]).unwrap();
+        assert_eq!((wq1.wakeq, wq1.wakeq_shards), (1, 1));
+        assert_eq!((wqn.wakeq, wqn.wakeq_shards), (1, 0));
+        assert_eq!(plain.plain, 1);
+        assert_eq!(all.plain, 0);
+        let p = parse_policy(&split_flags("--prev-bias off --sis-util linear")).unwrap();
+        assert_eq!(p.prev_bias, Some(Switch::Off));
+        assert_eq!(p.sis_util, Some(Curve::Linear));
+    }
+}

@@ -1,0 +1,168 @@
+//! One measured run (a line of runs.jsonl, a `SIS-BENCH` line of the guest) and the metrics the
+//! report takes from it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::workload::Workload;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub config: String,
+    /// eevdf, sis or peer.
+    pub kind: String,
+    pub workload: Workload,
+    /// 1-based.
+    pub repeat: u32,
+    pub cpus: u32,
+    pub topo: String,
+    pub kernel: String,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub command: String,
+    /// Wall time of the whole command, perf stat included.
+    pub wall_s: f64,
+    /// The workload's own time (hackbench "Time:", perf bench "Total time:").
+    pub time_s: Option<f64>,
+    /// perf stat counts of the workload's tasks.
+    pub migrations: Option<u64>,
+    pub context_switches: Option<u64>,
+    /// wakelat: worker wakeup latency and requests/s.
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub rps: Option<f64>,
+    /// bpf_stats (kernel.bpf_stats_enabled): run_time_ns / run_cnt of the scheduler's struct_ops
+    /// select_cpu program over the run, as the kernel measures it around each call.
+    pub select_ns_bpf: Option<f64>,
+    pub select_calls: Option<u64>,
+    /// scx_sis only, from its stats over the run: select_cpu's own cost measured inside BPF
+    /// with bpf_ktime_get_ns, per wakeup.
+    pub select_ns_sis: Option<f64>,
+    pub wakeups: Option<u64>,
+    /// llc_scan: average depth limit (nr_scan), CPUs tested per scan, scans that found one.
+    pub scan_depth: Option<f64>,
+    pub scan_visited: Option<f64>,
+    pub scan_hit_pct: Option<f64>,
+    /// Migrations as scx_sis counts them (tasks that ran on another CPU than last time).
+    pub sched_migrations: Option<u64>,
+    /// Wakeups per placement path.
+    #[serde(default)]
+    pub paths: BTreeMap<String, u64>,
+}
+
+impl RunRecord {
+    pub fn new(config: &str, kind: &str, workload: Workload, repeat: u32) -> Self {
+        Self {
+            config: config.into(),
+            kind: kind.into(),
+            workload,
+            repeat,
+            cpus: 0,
+            topo: String::new(),
+            kernel: String::new(),
+            ok: false,
+            error: None,
+            command: String::new(),
+            wall_s: 0.0,
+            time_s: None,
+            migrations: None,
+            context_switches: None,
+            p50_us: None,
+            p99_us: None,
+            rps: None,
+            select_ns_bpf: None,
+            select_calls: None,
+            select_ns_sis: None,
+            wakeups: None,
+            scan_depth: None,
+            scan_visited: None,
+            scan_hit_pct: None,
+            sched_migrations: None,
+            paths: BTreeMap::new(),
+        }
+    }
+}
+
+/// A number the report summarizes over the repeats.
+pub struct Metric {
+    /// Column header.
+    pub label: &'static str,
+    pub decimals: usize,
+    pub get: fn(&RunRecord) -> Option<f64>,
+}
+
+pub const TIME: Metric = Metric {
+    label: "time s",
+    decimals: 2,
+    get: |r| r.time_s,
+};
+pub const MIGRATIONS: Metric = Metric {
+    label: "migrations",
+    decimals: 0,
+    get: |r| r.migrations.map(|v| v as f64),
+};
+pub const CTX: Metric = Metric {
+    label: "ctx switches",
+    decimals: 0,
+    get: |r| r.context_switches.map(|v| v as f64),
+};
+pub const P50: Metric = Metric {
+    label: "p50 us",
+    decimals: 1,
+    get: |r| r.p50_us,
+};
+pub const P99: Metric = Metric {
+    label: "p99 us",
+    decimals: 1,
+    get: |r| r.p99_us,
+};
+pub const RPS: Metric = Metric {
+    label: "requests/s",
+    decimals: 0,
+    get: |r| r.rps,
+};
+pub const SELECT_BPF: Metric = Metric {
+    label: "select_cpu ns/call",
+    decimals: 0,
+    get: |r| r.select_ns_bpf,
+};
+pub const SELECT_SIS: Metric = Metric {
+    label: "select ns (sis)",
+    decimals: 0,
+    get: |r| r.select_ns_sis,
+};
+pub const SCAN_DEPTH: Metric = Metric {
+    label: "scan depth",
+    decimals: 1,
+    get: |r| r.scan_depth,
+};
+pub const SCAN_VISITED: Metric = Metric {
+    label: "CPUs tested/scan",
+    decimals: 1,
+    get: |r| r.scan_visited,
+};
+pub const WAKEUPS: Metric = Metric {
+    label: "wakeups",
+    decimals: 0,
+    get: |r| r.wakeups.map(|v| v as f64),
+};
+
+/// The main table's columns for a workload.
+pub fn columns(w: Workload) -> Vec<&'static Metric> {
+    if w.is_wakelat() {
+        vec![&P50, &P99, &RPS, &MIGRATIONS, &CTX, &SELECT_BPF]
+    } else {
+        vec![&TIME, &MIGRATIONS, &CTX, &SELECT_BPF]
+    }
+}
+
+/// The metric the plot shows for a workload.
+pub fn primary(w: Workload) -> &'static Metric {
+    if w.is_wakelat() {
+        &P99
+    } else {
+        &TIME
+    }
+}

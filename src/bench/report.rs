@@ -1,0 +1,403 @@
+//! The markdown report: per workload, one row per configuration with each metric's median, its
+//! ratio to EEVDF and its spread; scx_sis's internals; a scaling table when several CPU counts
+//! were run; the failed runs.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::config::BASELINE;
+use super::record::{self, Metric, RunRecord};
+use super::stats::{ratio, summarize, Summary};
+use super::workload::Workload;
+
+/// What the report needs besides the records.
+pub struct Meta {
+    /// Configuration names and how each is set up, in run order.
+    pub configs: Vec<(String, String)>,
+    pub workloads: Vec<Workload>,
+    pub repeats: u32,
+    /// Free text for the header (where it ran, how long it took).
+    pub notes: Vec<String>,
+}
+
+/// The samples of `m` over the successful runs of (config, workload[, cpus]).
+pub fn samples(
+    records: &[RunRecord],
+    config: &str,
+    w: Workload,
+    cpus: Option<u32>,
+    m: &Metric,
+) -> Vec<f64> {
+    records
+        .iter()
+        .filter(|r| r.ok && r.config == config && r.workload == w)
+        .filter(|r| cpus.is_none_or(|c| r.cpus == c))
+        .filter_map(|r| (m.get)(r))
+        .collect()
+}
+
+pub fn summary(
+    records: &[RunRecord],
+    config: &str,
+    w: Workload,
+    cpus: Option<u32>,
+    m: &Metric,
+) -> Option<Summary> {
+    summarize(&samples(records, config, w, cpus, m))
+}
+
+fn num(v: f64, decimals: usize) -> String {
+    format!("{v:.decimals$}")
+}
+
+/// "9.53 (1.03x ±2.1%)"; the baseline's own row says "base"; "–" without samples.
+fn cell(s: Option<Summary>, base: Option<Summary>, m: &Metric, is_base: bool) -> String {
+    let Some(s) = s else {
+        return "–".into();
+    };
+    let cv = match s.cv {
+        Some(cv) if s.n > 1 => format!(" ±{:.1}%", cv * 100.0),
+        _ => String::new(),
+    };
+    let r = match base {
+        _ if is_base => "base".to_string(),
+        // Nothing to compare with (EEVDF has no select_cpu): the number alone.
+        None if cv.is_empty() => return num(s.median, m.decimals),
+        None => return format!("{} ({})", num(s.median, m.decimals), cv.trim()),
+        Some(b) => {
+            ratio(s.median, b.median).map_or_else(|| "–".to_string(), |r| format!("{r:.2}x"))
+        }
+    };
+    format!("{} ({r}{cv})", num(s.median, m.decimals))
+}
+
+fn spread_cell(s: Option<Summary>, m: &Metric) -> String {
+    match s {
+        None => "–".into(),
+        Some(s) if s.n == 1 => format!("{} (n=1)", num(s.median, m.decimals)),
+        Some(s) => format!(
+            "{}–{} (n={})",
+            num(s.min, m.decimals),
+            num(s.max, m.decimals),
+            s.n
+        ),
+    }
+}
+
+fn header(out: &mut String, first: &str, cols: &[&str]) {
+    let _ = writeln!(out, "| {first} | {} |", cols.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---:|".repeat(cols.len()));
+}
+
+fn configs_with_runs<'a>(meta: &'a Meta, records: &[RunRecord], w: Workload) -> Vec<&'a str> {
+    meta.configs
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .filter(|n| records.iter().any(|r| r.config == *n && r.workload == w))
+        .collect()
+}
+
+/// The per-workload tables (one CPU count).
+fn matrix(out: &mut String, records: &[RunRecord], meta: &Meta) {
+    for &w in &meta.workloads {
+        let configs = configs_with_runs(meta, records, w);
+        if configs.is_empty() {
+            continue;
+        }
+        let cols = record::columns(w);
+        let example = records
+            .iter()
+            .find(|r| r.workload == w)
+            .map(|r| r.command.clone())
+            .unwrap_or_default();
+        let _ = writeln!(out, "## {w}\n\n`{example}`\n");
+        let labels: Vec<&str> = cols.iter().map(|m| m.label).collect();
+        header(out, "config", &labels);
+        for c in &configs {
+            let row: Vec<String> = cols
+                .iter()
+                .map(|m| {
+                    let base = summary(records, BASELINE, w, None, m);
+                    cell(summary(records, c, w, None, m), base, m, *c == BASELINE)
+                })
+                .collect();
+            let _ = writeln!(out, "| {c} | {} |", row.join(" | "));
+        }
+        out.push('\n');
+        let repeated = configs.iter().any(|c| {
+            records
+                .iter()
+                .filter(|r| r.ok && &r.config == c && r.workload == w)
+                .count()
+                > 1
+        });
+        if repeated {
+            let _ = writeln!(out, "Spread (min–max over the repeats):\n");
+            header(out, "config", &labels);
+            for c in &configs {
+                let row: Vec<String> = cols
+                    .iter()
+                    .map(|m| spread_cell(summary(records, c, w, None, m), m))
+                    .collect();
+                let _ = writeln!(out, "| {c} | {} |", row.join(" | "));
+            }
+            out.push('\n');
+        }
+        internals(out, records, &configs, w);
+    }
+}
+
+/// Share of each placement path over all repeats, "prev_idle 41%, llc_scan 30%, ...".
+fn path_shares(records: &[RunRecord], config: &str, w: Workload) -> String {
+    let mut totals: std::collections::BTreeMap<&str, u64> = Default::default();
+    for r in records
+        .iter()
+        .filter(|r| r.ok && r.config == config && r.workload == w)
+    {
+        for (k, v) in &r.paths {
+            *totals.entry(k.as_str()).or_default() += v;
+        }
+    }
+    let all: u64 = totals.values().sum();
+    if all == 0 {
+        return "–".into();
+    }
+    let mut v: Vec<(&str, u64)> = totals.into_iter().filter(|(_, n)| *n > 0).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(k, n)| format!("{k} {:.0}%", *n as f64 * 100.0 / all as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// scx_sis's own numbers for its configurations (medians).
+fn internals(out: &mut String, records: &[RunRecord], configs: &[&str], w: Workload) {
+    let sis: Vec<&str> = configs
+        .iter()
+        .copied()
+        .filter(|c| {
+            records
+                .iter()
+                .any(|r| r.config == *c && r.workload == w && r.wakeups.is_some())
+        })
+        .collect();
+    if sis.is_empty() {
+        return;
+    }
+    let cols = [
+        &record::WAKEUPS,
+        &record::SELECT_SIS,
+        &record::SCAN_DEPTH,
+        &record::SCAN_VISITED,
+    ];
+    let _ = writeln!(
+        out,
+        "scx_sis internals (medians; paths over all repeats):\n"
+    );
+    let mut labels: Vec<&str> = cols.iter().map(|m| m.label).collect();
+    labels.push("paths");
+    header(out, "config", &labels);
+    for c in sis {
+        let mut row: Vec<String> = cols
+            .iter()
+            .map(|m| {
+                summary(records, c, w, None, m).map_or("–".into(), |s| num(s.median, m.decimals))
+            })
+            .collect();
+        row.push(path_shares(records, c, w));
+        let _ = writeln!(out, "| {c} | {} |", row.join(" | "));
+    }
+    out.push('\n');
+}
+
+/// One row per (CPU count, workload, config): select_cpu's cost and the scan.
+fn scaling(out: &mut String, records: &[RunRecord], meta: &Meta, cpus: &BTreeSet<u32>) {
+    let _ = writeln!(
+        out,
+        "## Scaling: select_cpu cost and scan depth by LLC size\n\n\
+         One LLC of N CPUs per VM; low load is `wakelat-low` (1 message thread, 2 workers), high \
+         load is `hackbench`.\n"
+    );
+    let cols = [
+        &record::SELECT_BPF,
+        &record::SELECT_SIS,
+        &record::SCAN_DEPTH,
+        &record::SCAN_VISITED,
+        &record::P99,
+        &record::TIME,
+    ];
+    let mut labels = vec!["workload", "config"];
+    labels.extend(cols.iter().map(|m| m.label));
+    header(out, "cpus", &labels);
+    for &n in cpus {
+        for &w in &meta.workloads {
+            for (c, _) in &meta.configs {
+                if !records
+                    .iter()
+                    .any(|r| r.cpus == n && r.workload == w && &r.config == c)
+                {
+                    continue;
+                }
+                let row: Vec<String> = cols
+                    .iter()
+                    .map(|m| {
+                        summary(records, c, w, Some(n), m)
+                            .map_or("–".into(), |s| num(s.median, m.decimals))
+                    })
+                    .collect();
+                let _ = writeln!(out, "| {n} | {w} | {c} | {} |", row.join(" | "));
+            }
+        }
+    }
+    out.push('\n');
+}
+
+pub fn markdown(records: &[RunRecord], meta: &Meta) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# scx_sis bench\n");
+    for n in &meta.notes {
+        let _ = writeln!(out, "- {n}");
+    }
+    let ok = records.iter().filter(|r| r.ok).count();
+    let _ = writeln!(
+        out,
+        "- {} runs ({ok} ok), {} repeat(s), interleaved (repeat 1 of every configuration, then \
+         repeat 2, ...)",
+        records.len(),
+        meta.repeats
+    );
+    let _ = writeln!(
+        out,
+        "- cells: median (ratio of medians to {BASELINE} ±coefficient of variation); \
+         migrations and ctx switches: `perf stat` of the workload's tasks; select_cpu ns/call: \
+         bpf_stats (run_time_ns / run_cnt of the struct_ops select_cpu program over the run); \
+         select ns (sis): scx_sis's own bpf_ktime_get_ns measurement per wakeup"
+    );
+    let _ = writeln!(out, "\nConfigurations:\n");
+    for (n, d) in &meta.configs {
+        let _ = writeln!(out, "- `{n}`: {d}");
+    }
+    out.push('\n');
+
+    let cpus: BTreeSet<u32> = records.iter().map(|r| r.cpus).collect();
+    if cpus.len() > 1 {
+        scaling(&mut out, records, meta, &cpus);
+    } else {
+        matrix(&mut out, records, meta);
+    }
+
+    let failed: Vec<&RunRecord> = records.iter().filter(|r| !r.ok).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(out, "## Failed runs\n");
+        for r in failed {
+            let _ = writeln!(
+                out,
+                "- {} / {} / repeat {} / {} CPUs: {}",
+                r.config,
+                r.workload,
+                r.repeat,
+                r.cpus,
+                r.error.as_deref().unwrap_or("failed")
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(config: &str, w: Workload, repeat: u32, time: f64, migr: u64) -> RunRecord {
+        let mut r = RunRecord::new(config, "sis", w, repeat);
+        r.ok = true;
+        r.cpus = 8;
+        r.time_s = Some(time);
+        r.migrations = Some(migr);
+        r.context_switches = Some(1000);
+        r.command = "hackbench -g 2".into();
+        r
+    }
+
+    fn meta() -> Meta {
+        Meta {
+            configs: vec![
+                ("eevdf".into(), "EEVDF".into()),
+                ("all-on".into(), "scx_sis defaults".into()),
+            ],
+            workloads: vec![Workload::Hackbench],
+            repeats: 3,
+            notes: vec!["kernel 7.3".into()],
+        }
+    }
+
+    fn row<'a>(md: &'a str, config: &str) -> Vec<&'a str> {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {config} |")))
+            .unwrap_or_else(|| panic!("no row {config} in\n{md}"))
+            .split('|')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn table_has_medians_ratios_and_spread() {
+        let mut recs = vec![];
+        for (i, t) in [10.0, 12.0, 11.0].into_iter().enumerate() {
+            recs.push(rec("eevdf", Workload::Hackbench, i as u32 + 1, t, 100));
+        }
+        for (i, t) in [5.0, 6.0].into_iter().enumerate() {
+            recs.push(rec("all-on", Workload::Hackbench, i as u32 + 1, t, 0));
+        }
+        let mut failed = rec("all-on", Workload::Hackbench, 3, 0.0, 0);
+        failed.ok = false;
+        failed.error = Some("scx_sis exited".into());
+        recs.push(failed);
+        let md = markdown(&recs, &meta());
+        assert!(md.contains("| config | time s | migrations | ctx switches | select_cpu ns/call |"));
+        let e = row(&md, "eevdf");
+        assert_eq!(e[1], "11.00 (base ±9.1%)");
+        assert_eq!(e[4], "–", "no select_cpu for EEVDF");
+        let a = row(&md, "all-on");
+        assert_eq!(a[1], "5.50 (0.50x ±12.9%)");
+        // A zero baseline has no ratio; migrations 0 vs 100.
+        assert_eq!(a[2], "0 (0.00x)");
+        assert!(md.contains("| eevdf | 10.00–12.00 (n=3) |"), "{md}");
+        assert!(md.contains("## Failed runs"));
+        assert!(md.contains("all-on / hackbench / repeat 3 / 8 CPUs: scx_sis exited"));
+    }
+
+    #[test]
+    fn zero_baseline_gives_no_ratio() {
+        let recs = vec![
+            rec("eevdf", Workload::Hackbench, 1, 1.0, 0),
+            rec("all-on", Workload::Hackbench, 1, 1.0, 5),
+        ];
+        let md = markdown(&recs, &meta());
+        assert_eq!(row(&md, "all-on")[2], "5 (–)");
+        assert_eq!(row(&md, "eevdf")[2], "0 (base)");
+    }
+
+    #[test]
+    fn several_cpu_counts_make_a_scaling_table() {
+        let mut recs = vec![];
+        for cpus in [4, 16] {
+            let mut r = rec("all-on", Workload::Hackbench, 1, 2.0, 1);
+            r.cpus = cpus;
+            r.select_ns_bpf = Some(cpus as f64 * 100.0);
+            r.scan_depth = Some(cpus as f64 / 2.0);
+            recs.push(r);
+        }
+        let md = markdown(&recs, &meta());
+        assert!(md.contains("## Scaling"), "{md}");
+        assert!(
+            md.contains("| 4 | hackbench | all-on | 400 | – | 2.0 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 16 | hackbench | all-on | 1600 | – | 8.0 |"),
+            "{md}"
+        );
+    }
+}

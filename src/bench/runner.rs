@@ -1,0 +1,642 @@
+//! The native runner: sets up each configuration (EEVDF, scx_sis switched live, a peer
+//! scheduler), runs every workload under `perf stat`, and reads the scheduler's own numbers
+//! (scx_stats deltas, bpf_stats of its select_cpu program) around each run.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use libbpf_rs::query::ProgInfoIter;
+use libbpf_rs::ProgramType;
+use scx_stats::prelude::*;
+
+use super::config::{self, ConfigSpec, Target};
+use super::record::RunRecord;
+use super::workload::{self, Sizing, Workload};
+use super::Plan;
+use crate::metrics::Metrics;
+use crate::{preflight, tunables};
+
+const SCX_STATE: &str = "/sys/kernel/sched_ext/state";
+const SCX_OPS: &str = "/sys/kernel/sched_ext/root/ops";
+/// The verifier runs ~100x slower under TCG.
+const ENABLE_TIMEOUT: Duration = Duration::from_secs(120);
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+/// After switching a configuration: let SIS_UTIL and the utilization averages follow.
+const SETTLE: Duration = Duration::from_secs(1);
+
+/// Where and how the runner runs.
+pub struct Env {
+    /// scx_sis itself (daemon and wakelat).
+    pub self_exe: String,
+    pub cpus: u32,
+    pub topo: String,
+    pub kernel: String,
+    /// Scratch files (workload output, perf stat output) and scheduler logs.
+    pub dir: PathBuf,
+    /// Prefix of the progress lines on stderr.
+    pub progress: &'static str,
+}
+
+pub fn scx_state() -> String {
+    fs::read_to_string(SCX_STATE)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "missing".into())
+}
+
+fn scx_ops() -> String {
+    fs::read_to_string(SCX_OPS)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn log_tail(path: &Path, n: usize) -> String {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// bpf_stats on for as long as this lives (BPF_ENABLE_STATS), unless the sysctl already is.
+pub struct BpfStats(#[allow(dead_code)] Option<OwnedFd>);
+
+pub fn enable_bpf_stats() -> BpfStats {
+    let on = fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled")
+        .map(|s| s.trim() == "1")
+        .unwrap_or(false);
+    if on {
+        return BpfStats(None);
+    }
+    // SAFETY: a plain syscall wrapper; a non-negative result is a new fd we own.
+    let fd = unsafe {
+        libbpf_rs::libbpf_sys::bpf_enable_stats(libbpf_rs::libbpf_sys::BPF_STATS_RUN_TIME)
+    };
+    // SAFETY: fd was just returned to us and nobody else owns it.
+    BpfStats((fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// run_time_ns and run_cnt of every loaded struct_ops select_cpu program, by program id.
+/// Program names are cut at 15 characters ("bpfland_select_"), hence "contains".
+fn select_cpu_progs() -> BTreeMap<u32, (u64, u64)> {
+    ProgInfoIter::default()
+        .filter(|p| p.ty == ProgramType::StructOps && p.name.to_string_lossy().contains("select"))
+        .map(|p| (p.id, (p.run_time_ns, p.run_cnt)))
+        .collect()
+}
+
+/// (ns per call, calls) between two snapshots, over the programs present in both.
+fn bpf_delta(a: &BTreeMap<u32, (u64, u64)>, b: &BTreeMap<u32, (u64, u64)>) -> Option<(f64, u64)> {
+    let (mut ns, mut cnt) = (0u64, 0u64);
+    let mut any = false;
+    for (id, (t1, c1)) in b {
+        if let Some((t0, c0)) = a.get(id) {
+            any = true;
+            ns += t1.saturating_sub(*t0);
+            cnt += c1.saturating_sub(*c0);
+        }
+    }
+    if !any || cnt == 0 {
+        return None;
+    }
+    Some((ns as f64 / cnt as f64, cnt))
+}
+
+/// A scheduler process this runner started (scx_sis or a peer).
+struct Sched {
+    child: Child,
+    name: String,
+    log: PathBuf,
+    /// scx_sis's stats socket.
+    stats: Option<StatsClient>,
+    /// Progress prefix for what it says on stderr.
+    say: &'static str,
+}
+
+impl Sched {
+    fn spawn(
+        exe: &str,
+        args: &[&str],
+        name: &str,
+        log: PathBuf,
+        say: &'static str,
+    ) -> Result<Sched> {
+        let out =
+            File::create(&log).with_context(|| format!("failed to create {}", log.display()))?;
+        let err = out.try_clone()?;
+        let child = Command::new(exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .with_context(|| format!("failed to start {exe}"))?;
+        let mut s = Sched {
+            child,
+            name: name.to_string(),
+            log,
+            stats: None,
+            say,
+        };
+        let t0 = Instant::now();
+        let mut exited = None;
+        let up = wait_for(ENABLE_TIMEOUT, || {
+            if let Ok(Some(st)) = s.child.try_wait() {
+                exited = Some(st);
+                return true;
+            }
+            scx_state() == "enabled"
+        });
+        if let Some(st) = exited {
+            bail!(
+                "{name} exited ({st}) before sched_ext was enabled: {}",
+                log_tail(&s.log, 3)
+            );
+        }
+        if !up {
+            s.stop();
+            bail!(
+                "{name}: sched_ext not enabled {} s after start (state {})",
+                ENABLE_TIMEOUT.as_secs(),
+                scx_state()
+            );
+        }
+        eprintln!(
+            "{say} {name} enabled in {:.1} s (ops {})",
+            t0.elapsed().as_secs_f64(),
+            scx_ops()
+        );
+        Ok(s)
+    }
+
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// SIGINT (the clean detach), SIGKILL after STOP_TIMEOUT; then wait for `disabled`.
+    fn stop(&mut self) {
+        if self.alive() {
+            // SAFETY: signalling a child we spawned and have not reaped yet.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+            if !wait_for(STOP_TIMEOUT, || !matches!(self.child.try_wait(), Ok(None))) {
+                eprintln!("{} {} ignored SIGINT, killing it", self.say, self.name);
+                let _ = self.child.kill();
+            }
+        }
+        let _ = self.child.wait();
+        if !wait_for(STOP_TIMEOUT, || scx_state() == "disabled") {
+            eprintln!(
+                "{} sched_ext still {} after {} stopped",
+                self.say,
+                scx_state(),
+                self.name
+            );
+        }
+    }
+}
+
+impl Drop for Sched {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+enum Active {
+    Nothing,
+    Sis(Sched),
+    Peer(Sched),
+}
+
+fn start_sis(env: &Env) -> Result<Sched> {
+    if let Some(other) = preflight::loaded_scheduler() {
+        bail!("cannot start scx_sis: {other} is loaded");
+    }
+    let log = env.dir.join("scx_sis.log");
+    let mut s = Sched::spawn(
+        &env.self_exe,
+        &["--stats-interval", "3600"],
+        "scx_sis",
+        log,
+        env.progress,
+    )?;
+    let ops = scx_ops();
+    if !ops.starts_with("scx_sis") {
+        bail!("sched_ext enabled but ops is '{ops}', not scx_sis");
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match StatsClient::new().connect(None) {
+            Ok(mut c) => {
+                c.request::<Metrics>("stats", vec![])
+                    .context("scx_sis stats: first read failed")?;
+                s.stats = Some(c);
+                return Ok(s);
+            }
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
+            Err(e) => bail!("scx_sis stats socket does not answer: {e}"),
+        }
+    }
+}
+
+/// Write the configuration's complete tunables (defaults + its flags) into the live map.
+fn tune(flags: &[String]) -> Result<()> {
+    let map = tunables::open_live()?;
+    let old = tunables::read(&map)?;
+    let mut new = config::tunables_for(flags)?;
+    new.generation = old.generation + 1;
+    tunables::write(&map, &new)?;
+    let back = tunables::read(&map)?;
+    if tunables::describe(&back) != tunables::describe(&new) {
+        bail!(
+            "tunables did not take: wrote {}, read {}",
+            tunables::describe(&new),
+            tunables::describe(&back)
+        );
+    }
+    Ok(())
+}
+
+/// Bring the machine into configuration `c`, reusing a running scx_sis when it can.
+fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
+    match &c.target {
+        Target::Eevdf => {
+            *active = Active::Nothing; // drop stops what ran
+            if !wait_for(STOP_TIMEOUT, || scx_state() == "disabled") {
+                bail!(
+                    "sched_ext is {} (ops {}), not disabled",
+                    scx_state(),
+                    scx_ops()
+                );
+            }
+        }
+        Target::Sis { flags } => {
+            let reuse = match active {
+                Active::Sis(s) => s.alive() && scx_state() == "enabled",
+                _ => false,
+            };
+            if !reuse {
+                *active = Active::Nothing;
+                *active = Active::Sis(start_sis(env)?);
+            }
+            tune(flags)?;
+            std::thread::sleep(SETTLE);
+        }
+        Target::Peer { path } => {
+            *active = Active::Nothing;
+            if let Some(other) = preflight::loaded_scheduler() {
+                bail!("cannot start {path}: {other} is loaded");
+            }
+            let log = env.dir.join(format!("{}.log", c.name));
+            *active = Active::Peer(Sched::spawn(path, &[], &c.name, log, env.progress)?);
+            std::thread::sleep(SETTLE);
+        }
+    }
+    Ok(())
+}
+
+/// Is the configuration still in force (nothing ejected or exited)?
+fn check_active(active: &mut Active, c: &ConfigSpec) -> Result<()> {
+    let state = scx_state();
+    match (active, &c.target) {
+        (Active::Nothing, Target::Eevdf) if state == "disabled" => Ok(()),
+        (Active::Nothing, _) => bail!("{}: no scheduler running (state {state})", c.name),
+        (Active::Sis(s), _) | (Active::Peer(s), _) => {
+            if !s.alive() {
+                bail!("{} exited: {}", s.name, log_tail(&s.log, 3));
+            }
+            if state != "enabled" {
+                bail!("{}: sched_ext is {state}: {}", s.name, log_tail(&s.log, 3));
+            }
+            Ok(())
+        }
+    }
+}
+
+struct Output {
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+    wall: Duration,
+}
+
+/// Run `cmd` in its own process group (so a timeout kills the workload, not only perf) with
+/// its output in files; SIGKILL the group after `timeout` or when `stop` is set.
+fn run_command(cmd: &[String], env: &Env, timeout: Duration, stop: &AtomicBool) -> Result<Output> {
+    let (out_path, err_path) = (env.dir.join("run.out"), env.dir.join("run.err"));
+    let t0 = Instant::now();
+    let mut child = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path)?)
+        .stderr(File::create(&err_path)?)
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("failed to start {}", cmd[0]))?;
+    let pgid = child.id() as i32;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if t0.elapsed() > timeout || stop.load(Ordering::Relaxed) {
+            // SAFETY: the process group we created for this child.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            if stop.load(Ordering::Relaxed) {
+                bail!("interrupted");
+            }
+            bail!("timed out after {} s", timeout.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // perf stat has exited; anything left in the group (a stray worker) goes too.
+    // SAFETY: as above; ESRCH when the group is empty.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    Ok(Output {
+        status,
+        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+        wall: t0.elapsed(),
+    })
+}
+
+/// Fill `r` with the scheduler's stats delta over the run (scx_sis only).
+fn fill_sis_stats(r: &mut RunRecord, m: &Metrics) {
+    let sum = |f: fn(&crate::metrics::LlcMetrics) -> u64| m.llcs.values().map(f).sum::<u64>();
+    let wakeups = sum(|l| l.wakeups);
+    let runs = sum(|l| l.scan_runs);
+    let avg = |total: u64, n: u64| (n > 0).then(|| total as f64 / n as f64);
+    r.wakeups = Some(wakeups);
+    r.select_ns_sis = avg(sum(|l| l.select_ns), wakeups);
+    r.scan_depth = avg(sum(|l| l.scan_depth), runs);
+    r.scan_visited = avg(sum(|l| l.scan_visited), runs);
+    r.scan_hit_pct = avg(sum(|l| l.scan_found) * 100, runs);
+    r.sched_migrations = Some(sum(|l| l.migrations));
+    let mut paths = BTreeMap::new();
+    for l in m.llcs.values() {
+        for (k, v) in &l.paths {
+            *paths.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    r.paths = paths;
+}
+
+fn measure(
+    active: &mut Active,
+    c: &ConfigSpec,
+    w: Workload,
+    repeat: u32,
+    plan: &Plan,
+    env: &Env,
+    stop: &AtomicBool,
+) -> RunRecord {
+    let mut r = RunRecord::new(&c.name, c.kind(), w, repeat);
+    r.cpus = env.cpus;
+    r.topo = env.topo.clone();
+    r.kernel = env.kernel.clone();
+    let sizing = Sizing {
+        cpus: env.cpus,
+        quick: plan.quick,
+        work: plan.work,
+    };
+    let cmd = workload::command(w, &sizing, &env.self_exe);
+    r.command = cmd.join(" ");
+    if let Err(e) = measure_into(&mut r, active, c, w, &cmd, &sizing, env, stop) {
+        r.ok = false;
+        r.error = Some(format!("{e:#}"));
+    }
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure_into(
+    r: &mut RunRecord,
+    active: &mut Active,
+    c: &ConfigSpec,
+    w: Workload,
+    cmd: &[String],
+    sizing: &Sizing,
+    env: &Env,
+    stop: &AtomicBool,
+) -> Result<()> {
+    check_active(active, c)?;
+    let perf_out = env.dir.join("perf-stat.csv");
+    let _ = fs::remove_file(&perf_out);
+    let full = workload::perf_stat_command(&perf_out.to_string_lossy(), cmd);
+    let timeout = Duration::from_secs_f64(120.0 + 10.0 * workload::expected_secs(w, sizing));
+
+    if let Active::Sis(s) = active {
+        // Starts this client's window: the next read is the delta over the run.
+        if let Some(client) = s.stats.as_mut() {
+            client
+                .request::<Metrics>("stats", vec![])
+                .context("scx_sis stats read failed")?;
+        }
+    }
+    let bpf0 = select_cpu_progs();
+    let out = run_command(&full, env, timeout, stop)?;
+    let bpf1 = select_cpu_progs();
+    let delta = match active {
+        Active::Sis(s) => match s.stats.as_mut() {
+            Some(client) => Some(
+                client
+                    .request::<Metrics>("stats", vec![])
+                    .context("scx_sis stats read failed")?,
+            ),
+            None => None,
+        },
+        _ => None,
+    };
+    r.wall_s = out.wall.as_secs_f64();
+    if let Some((ns, calls)) = bpf_delta(&bpf0, &bpf1) {
+        r.select_ns_bpf = Some(ns);
+        r.select_calls = Some(calls);
+    }
+    if let Some(m) = &delta {
+        fill_sis_stats(r, m);
+    }
+    let counts = workload::parse_perf_stat(&fs::read_to_string(&perf_out).unwrap_or_default());
+    r.migrations = counts.migrations;
+    r.context_switches = counts.context_switches;
+    // A scheduler that left during the run makes the run meaningless.
+    check_active(active, c).context("during the run")?;
+    if !out.status.success() {
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        let tail = &lines[lines.len().saturating_sub(3)..];
+        bail!(
+            "{} exited with {}: {}",
+            cmd[0],
+            out.status,
+            tail.join(" | ")
+        );
+    }
+    match w {
+        Workload::Hackbench => {
+            r.time_s = workload::parse_hackbench(&out.stdout);
+            r.time_s.with_context(|| {
+                format!("no 'Time:' in hackbench's output: {}", out.stdout.trim())
+            })?;
+        }
+        Workload::Messaging | Workload::Pipe => {
+            r.time_s = workload::parse_perf_bench(&out.stdout);
+            r.time_s.with_context(|| {
+                format!(
+                    "no 'Total time:' in perf bench's output: {}",
+                    out.stdout.trim()
+                )
+            })?;
+        }
+        Workload::Wakelat | Workload::WakelatLow => {
+            let wl = workload::parse_wakelat(&out.stdout)
+                .with_context(|| format!("no JSON in wakelat's output: {}", out.stdout.trim()))?;
+            r.p50_us = wl.p50_us;
+            r.p99_us = wl.p99_us;
+            r.rps = Some(wl.rps);
+        }
+    }
+    if counts.migrations.is_none() {
+        bail!(
+            "perf stat gave no counts: {}",
+            out.stderr.lines().last().unwrap_or("")
+        );
+    }
+    r.ok = true;
+    Ok(())
+}
+
+fn hms(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+/// Every repeat runs every configuration (repeat 1 first, then 2, ...), so drift spreads over
+/// all of them. `sink` gets each record as soon as it is measured.
+pub fn run_plan(
+    plan: &Plan,
+    env: &Env,
+    stop: &AtomicBool,
+    sink: &mut dyn FnMut(&RunRecord) -> Result<()>,
+) -> Result<()> {
+    fs::create_dir_all(&env.dir)
+        .with_context(|| format!("failed to create {}", env.dir.display()))?;
+    let _stats = enable_bpf_stats();
+    let total = plan.repeats as usize * plan.configs.len() * plan.workloads.len();
+    let t0 = Instant::now();
+    let mut done = 0usize;
+    let mut active = Active::Nothing;
+    for repeat in 1..=plan.repeats {
+        for c in &plan.configs {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let switched = switch_to(&mut active, c, env);
+            for &w in &plan.workloads {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let elapsed = t0.elapsed();
+                let eta = if done == 0 {
+                    "-".to_string()
+                } else {
+                    hms(elapsed.mul_f64((total - done) as f64 / done as f64))
+                };
+                eprintln!(
+                    "{} [{}/{total}] repeat {repeat}/{} config {} workload {w}: elapsed {}, ETA {eta}",
+                    env.progress,
+                    done + 1,
+                    plan.repeats,
+                    c.name,
+                    hms(elapsed)
+                );
+                let r = match &switched {
+                    Ok(()) => measure(&mut active, c, w, repeat, plan, env, stop),
+                    Err(e) => {
+                        let mut r = RunRecord::new(&c.name, c.kind(), w, repeat);
+                        (r.cpus, r.topo, r.kernel) =
+                            (env.cpus, env.topo.clone(), env.kernel.clone());
+                        r.error = Some(format!("setting up {}: {e:#}", c.name));
+                        r
+                    }
+                };
+                if let Some(e) = &r.error {
+                    eprintln!("{} run failed: {} {w}: {e}", env.progress, c.name);
+                }
+                sink(&r)?;
+                done += 1;
+            }
+        }
+    }
+    drop(active);
+    eprintln!(
+        "{} done: {done}/{total} runs in {}",
+        env.progress,
+        hms(t0.elapsed())
+    );
+    if stop.load(Ordering::Relaxed) {
+        bail!("interrupted after {done} of {total} runs");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bpf_delta_uses_programs_present_in_both_snapshots() {
+        let a = BTreeMap::from([(1, (1000, 10)), (2, (50, 1))]);
+        let b = BTreeMap::from([(1, (3000, 20)), (3, (999, 9))]);
+        assert_eq!(bpf_delta(&a, &b), Some((200.0, 10)));
+        assert_eq!(bpf_delta(&a, &a), None, "no calls");
+        assert_eq!(bpf_delta(&BTreeMap::new(), &b), None);
+    }
+
+    #[test]
+    fn sis_stats_are_summed_over_llcs() {
+        let mut m = Metrics::default();
+        for (i, (wk, ns, runs, depth)) in [(100u64, 10_000u64, 10u64, 40u64), (300, 30_000, 30, 80)]
+            .into_iter()
+            .enumerate()
+        {
+            let l = crate::metrics::LlcMetrics {
+                wakeups: wk,
+                select_ns: ns,
+                scan_runs: runs,
+                scan_depth: depth,
+                scan_visited: runs * 2,
+                scan_found: runs / 2,
+                paths: BTreeMap::from([("llc_scan".to_string(), runs)]),
+                ..Default::default()
+            };
+            m.llcs.insert(i as u32, l);
+        }
+        let mut r = RunRecord::new("x", "sis", Workload::Hackbench, 1);
+        fill_sis_stats(&mut r, &m);
+        assert_eq!(r.wakeups, Some(400));
+        assert_eq!(r.select_ns_sis, Some(100.0));
+        assert_eq!(r.scan_depth, Some(3.0));
+        assert_eq!(r.scan_visited, Some(2.0));
+        assert_eq!(r.scan_hit_pct, Some(50.0));
+        assert_eq!(r.paths["llc_scan"], 40);
+    }
+}

@@ -1,0 +1,137 @@
+//! Summary statistics of the repeats of one measurement: median, min-max, coefficient of
+//! variation, and ratios to the baseline's median.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Summary {
+    pub n: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    /// Sample standard deviation over the mean (0 for one sample); None when the mean is 0.
+    pub cv: Option<f64>,
+}
+
+/// The summary of `samples` (NaN and infinities ignored); None without any finite sample.
+pub fn summarize(samples: &[f64]) -> Option<Summary> {
+    let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    let mean = v.iter().sum::<f64>() / n as f64;
+    let cv = if mean == 0.0 {
+        None
+    } else if n == 1 {
+        Some(0.0)
+    } else {
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        Some(var.sqrt() / mean.abs())
+    };
+    Some(Summary {
+        n,
+        median,
+        min: v[0],
+        max: v[n - 1],
+        mean,
+        cv,
+    })
+}
+
+/// `value / base`; None when the base is 0 or either is not finite.
+pub fn ratio(value: f64, base: f64) -> Option<f64> {
+    if base == 0.0 || !base.is_finite() || !value.is_finite() {
+        None
+    } else {
+        Some(value / base)
+    }
+}
+
+/// A configuration's spread relative to the baseline: median, min and max over the baseline's
+/// median (the plot's bar and whiskers).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ratios {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+pub fn ratios(s: &Summary, base: &Summary) -> Option<Ratios> {
+    Some(Ratios {
+        median: ratio(s.median, base.median)?,
+        min: ratio(s.min, base.median)?,
+        max: ratio(s.max, base.median)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_count_takes_the_middle() {
+        let s = summarize(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!(
+            (s.n, s.median, s.min, s.max, s.mean),
+            (3, 2.0, 1.0, 3.0, 2.0)
+        );
+        // Sample stddev of 1,2,3 is 1, over the mean 2.
+        assert!((s.cv.unwrap() - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn even_count_averages_the_two_middles() {
+        let s = summarize(&[4.0, 1.0, 3.0, 10.0]).unwrap();
+        assert_eq!(s.median, 3.5);
+        assert_eq!((s.min, s.max), (1.0, 10.0));
+        assert_eq!(summarize(&[2.0, 4.0]).unwrap().median, 3.0);
+    }
+
+    #[test]
+    fn single_sample_has_no_spread() {
+        let s = summarize(&[7.5]).unwrap();
+        assert_eq!((s.n, s.median, s.min, s.max), (1, 7.5, 7.5, 7.5));
+        assert_eq!(s.cv, Some(0.0));
+    }
+
+    #[test]
+    fn empty_and_non_finite_samples() {
+        assert_eq!(summarize(&[]), None);
+        assert_eq!(summarize(&[f64::NAN]), None);
+        let s = summarize(&[f64::NAN, 2.0, f64::INFINITY]).unwrap();
+        assert_eq!((s.n, s.median), (1, 2.0));
+    }
+
+    #[test]
+    fn zero_mean_has_no_cv() {
+        let s = summarize(&[0.0, 0.0]).unwrap();
+        assert_eq!(s.median, 0.0);
+        assert_eq!(s.cv, None);
+    }
+
+    #[test]
+    fn ratio_against_a_zero_baseline_is_none() {
+        assert_eq!(ratio(5.0, 0.0), None);
+        assert_eq!(ratio(0.0, 0.0), None);
+        assert_eq!(ratio(3.0, 2.0), Some(1.5));
+        assert_eq!(ratio(f64::NAN, 2.0), None);
+    }
+
+    #[test]
+    fn ratios_scale_min_and_max_by_the_base_median() {
+        let base = summarize(&[9.0, 10.0, 11.0]).unwrap();
+        let s = summarize(&[4.0, 5.0, 8.0]).unwrap();
+        let r = ratios(&s, &base).unwrap();
+        assert_eq!((r.median, r.min, r.max), (0.5, 0.4, 0.8));
+        let zero = summarize(&[0.0]).unwrap();
+        assert_eq!(ratios(&s, &zero), None);
+    }
+}

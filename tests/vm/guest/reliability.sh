@@ -1,0 +1,608 @@
+#!/bin/sh
+# Reliability: stress, faults and bad input.
+#   bad input   out-of-range / unknown values at start and through `tune`, a second instance, not
+#               root: one-line error, non-zero exit, nothing changed (before and while running)
+#   load        a stress-ng mix at 2x the CPUs for SIS_REL_SECS with every placement stage on, then
+#               again with the wakequeue switched on live; hackbench at > 8x the CPUs after each;
+#               no ejection, no sched_ext error in dmesg, the same daemon still running
+#   affinity    during each load: tasks pinned to one CPU, a sleeping and a running task whose
+#               affinity another process keeps changing, per-CPU kthreads (bound kworkers made to
+#               work through /proc/sys/vm/stat_refresh, ksoftirqd): all run, and only where allowed
+#   hygiene     the daemon's VmRSS from the start of the first load to the end of the second
+#   hotplug     CPU SIS_REL_HOTPLUG_CPU off and on under load: enabled again, daemon says why
+#   faults      sysrq-S, SIGKILL, an injected scx_bpf_error(): EEVDF afterwards, the daemon prints
+#               the kernel's reason and exits non-zero, a fresh start works
+# Env knobs: SIS_REL_SECS (each load, default 180; 600 for a long run), SIS_REL_AFFINITY_SECS
+# (default SECS/3 within 20..60), SIS_REL_HB_LOOPS (default 50), SIS_REL_HOTPLUG_CPU (default 3),
+# SIS_REL_ENABLE_SECS (bound on "enabled again", default 60), SIS_REL_KWORKER_MAX_CS (bound on one
+# stat_refresh, default 1500 = 15 s), SIS_REL_MIX (the stress-ng stressors, default below).
+# The minimums below (progress, affinity changes, monitor objects) are low on purpose: other VMs
+# may share the host's 2 cores, and a guest that gets a third of a core still has to pass.
+. /tests/lib.sh
+
+SECS=${SIS_REL_SECS:-180}
+AFF=${SIS_REL_AFFINITY_SECS:-$((SECS / 3))}
+[ "$AFF" -lt 20 ] && AFF=20
+[ "$AFF" -gt 60 ] && AFF=60
+HB_LOOPS=${SIS_REL_HB_LOOPS:-50}
+HCPU=${SIS_REL_HOTPLUG_CPU:-3}
+# Loading takes 2-4 s in an idle guest, but 20-40 s under load with other VMs on the host.
+ENABLE_SECS=${SIS_REL_ENABLE_SECS:-60}
+SIS_START_TIMEOUT=${SIS_START_TIMEOUT:-120}
+# 15 s: under EEVDF a stat_refresh took at most 0.5 s here, under scx_sis up to 8 s with three
+# VMs on the host; RCU reports a stall at 21 s and the sched_ext watchdog ejects at 30 s.
+KW_MAX=${SIS_REL_KWORKER_MAX_CS:-1500}
+PIN=/sys/fs/bpf/scx_sis/tunables
+N=$(nproc)
+FEATURES="--preset sis --prev-bias on --idle-core on --wake-sync on --cross-llc on --sis-util quadratic"
+T_START=$(now_cs)
+
+info "uname -r: $(uname -r), $N CPUs, SIS_REL_SECS=$SECS affinity window ${AFF}s"
+check_topology
+if [ ! -f "$SCX_DIR/state" ] || [ "$(rel_state)" != disabled ] || [ ! -x /bin/scx_sis ]; then
+  fail preconditions "state=$(rel_state) (want disabled), /bin/scx_sis $([ -x /bin/scx_sis ] && echo present || echo missing)"
+  finish
+fi
+
+# Per-CPU kthreads (ksoftirqd/N, kworker/N:M) as pid:cpu, listed now: /proc is slow to walk under
+# load.
+KTHREADS=$(rel_kthreads | tr '\n' ' ')
+info "per-CPU kthreads to watch: $(echo "$KTHREADS" | wc -w)"
+
+# A user without privileges for the "not root" checks (the initramfs has only root).
+# The initramfs root comes from `mktemp -d` (mode 0700): let other users reach /bin.
+chmod 755 /
+grep -q '^nobody:' /etc/passwd || echo 'nobody:x:65534:65534:nobody:/tmp:/bin/sh' >>/etc/passwd
+grep -q '^nogroup:' /etc/group || echo 'nogroup:x:65534:' >>/etc/group
+
+TUNE_OUT=/tmp/tune.out
+TUNE_ERR=/tmp/tune.err
+tune() {
+  CAP_OUT=$TUNE_OUT CAP_ERR=$TUNE_ERR run_capped 30 /bin/scx_sis tune "$@"
+  TUNE_RC=$?
+}
+# sched_start ARGS...: start_sched with every stage on (FEATURES) and ARGS, after keeping the
+# previous daemon's log as /tmp/sched.N.log (start_sched truncates it).
+NLOG=0
+sched_start() {
+  if [ -s "$SCHED_LOG" ]; then
+    NLOG=$((NLOG + 1))
+    cp "$SCHED_LOG" "/tmp/sched.$NLOG.log"
+  fi
+  # shellcheck disable=SC2086  # word splitting intended
+  start_sched $FEATURES --stats-interval 1 "$@"
+}
+# died_dump: a daemon that was ejected printed the kernel's reason and debug dump (runnable tasks
+# per CPU, DSQs): show it, it is the evidence.
+died_dump() {
+  echo "----- scx_sis log from its exit on (kernel's reason and debug dump, at most 400 lines) -----"
+  if grep -q 'DEBUG DUMP' "$SCHED_LOG"; then
+    sed -n '/DEBUG DUMP/,$p' "$SCHED_LOG" | head -n 400
+  else
+    tail -n 40 "$SCHED_LOG"
+  fi
+  echo "----- end -----"
+}
+# ensure_sched WHY ARGS...: start a fresh daemon if the previous one died (already failed above).
+ensure_sched() {
+  _why=$1
+  shift
+  sched_alive && [ "$(rel_state)" = enabled ] && return 0
+  if sched_start "$@"; then
+    DAEMON=$SCHED_PID
+    info "started a fresh scx_sis $* for $_why (the previous one is gone)"
+  else
+    fail "${_why}_setup" "$SCHED_START_ERR"
+  fi
+}
+show_line() { tr -s ' \n' ' ' <"$1" | cut -c1-400; }
+pin_state() { [ -e "$PIN" ] && echo present || echo absent; }
+
+# bad_start NAME BAD ARGS...: `scx_sis ARGS` must fail with one stderr line naming BAD, rc != 0,
+# nothing on stdout, and change nothing: state, ops, pin, the running daemon.
+bad_start() {
+  _n=$1 _bad=$2
+  shift 2
+  _st0=$(rel_state) _ops0=$(scx_ops) _pin0=$(pin_state) _alive0=$(sched_alive && echo yes || echo no)
+  CAP_OUT=/tmp/bad.out CAP_ERR=/tmp/bad.err run_capped 60 /bin/scx_sis "$@"
+  _rc=$?
+  _lines=$(wc -l </tmp/bad.err)
+  _alive=$(sched_alive && echo yes || echo no)
+  _d="scx_sis $* rc=$_rc stdout=$(wc -c </tmp/bad.out)B stderr_lines=$_lines: $(rel_oneline /tmp/bad.err); state $_st0->$(rel_state) pin $_pin0->$(pin_state) daemon alive $_alive0->$_alive"
+  if [ $_rc -ne 0 ] && [ $_rc -ne 137 ] && [ ! -s /tmp/bad.out ] && [ "$_lines" -eq 1 ] &&
+    grep -q 'error' /tmp/bad.err && grep -qF -- "$_bad" /tmp/bad.err &&
+    [ "$(rel_state)" = "$_st0" ] && [ "$(scx_ops)" = "$_ops0" ] && [ "$(pin_state)" = "$_pin0" ] &&
+    [ "$_alive" = "$_alive0" ]; then
+    pass "$_n" "$_d"
+  else
+    fail "$_n" "$_d"
+  fi
+}
+
+# not_root NAME: scx_sis as user nobody must fail with one line saying it must run as root.
+not_root() {
+  _st0=$(rel_state) _alive0=$(sched_alive && echo yes || echo no)
+  _uid=$(su -s /bin/sh nobody -c 'id -u' 2>&1)
+  CAP_OUT=/tmp/nr.out CAP_ERR=/tmp/nr.err run_capped 60 su -s /bin/sh nobody -c '/bin/scx_sis --stats-interval 1'
+  _rc=$?
+  _lines=$(wc -l </tmp/nr.err)
+  _d="as uid $_uid: rc=$_rc stdout=$(wc -c </tmp/nr.out)B stderr_lines=$_lines: $(rel_oneline /tmp/nr.err); state $_st0->$(rel_state) daemon alive $_alive0->$(sched_alive && echo yes || echo no)"
+  if [ "$_uid" = 65534 ] && [ $_rc -ne 0 ] && [ $_rc -ne 137 ] && [ "$_lines" -eq 1 ] &&
+    grep -q 'must run as root' /tmp/nr.err && [ "$(rel_state)" = "$_st0" ]; then
+    pass "$1" "$_d"
+  else
+    fail "$1" "$_d"
+  fi
+}
+
+# --------------------------------------------------------------------------- bad input, idle
+bad_start start_bad_sis_util_idle cubic --sis-util cubic
+bad_start start_bad_threshold_idle 5000 --prev-bias-threshold 5000
+bad_start start_bad_slice_idle "'1'" --slice-us 1
+not_root not_root_idle
+
+# --------------------------------------------------------------------------- start, all stages on
+if sched_start; then
+  pass sched_enabled "ops=$(scx_ops) with $FEATURES, enabled after $(fmt_cs "$SCHED_START_CS")s"
+else
+  fail sched_enabled "$SCHED_START_ERR; log: $(rel_oneline "$SCHED_LOG")"
+  finish
+fi
+DAEMON=$SCHED_PID
+info "$(grep -m1 '^policy:' "$SCHED_LOG")"
+
+# --------------------------------------------------------------------------- bad input, running
+tune --show
+show_rc0=$TUNE_RC
+cp "$TUNE_OUT" /tmp/show.before
+gen0=$(rel_count 'tunables generation' "$SCHED_LOG")
+bad_start start_bad_sis_util_running cubic --sis-util cubic
+bad_start start_bad_threshold_running 5000 --prev-bias-threshold 5000
+bad_start start_bad_slice_running "'1'" --slice-us 1
+
+# bad_tune NAME BAD ARGS...: `tune ARGS` rc != 0, one stderr line naming BAD, nothing on stdout.
+bad_tune() {
+  _n=$1 _bad=$2
+  shift 2
+  tune "$@"
+  _lines=$(wc -l <"$TUNE_ERR")
+  _d="tune $* rc=$TUNE_RC stdout=$(wc -c <"$TUNE_OUT")B stderr_lines=$_lines: $(rel_oneline "$TUNE_ERR")"
+  if [ "$TUNE_RC" -ne 0 ] && [ "$TUNE_RC" -ne 137 ] && [ ! -s "$TUNE_OUT" ] && [ "$_lines" -eq 1 ] &&
+    grep -q 'error' "$TUNE_ERR" && grep -qF -- "$_bad" "$TUNE_ERR"; then
+    pass "$_n" "$_d"
+  else
+    fail "$_n" "$_d"
+  fi
+}
+bad_tune tune_bad_sis_util cubic --sis-util cubic
+bad_tune tune_bad_threshold 5000 --prev-bias-threshold 5000
+bad_tune tune_bad_slice "'1'" --slice-us 1
+tune --show
+gen1=$(rel_count 'tunables generation' "$SCHED_LOG")
+if [ "$show_rc0" -eq 0 ] && [ "$TUNE_RC" -eq 0 ] && [ -s /tmp/show.before ] && cmp -s /tmp/show.before "$TUNE_OUT" &&
+  [ "$gen0" = "$gen1" ]; then
+  pass bad_input_changed_nothing "tune --show identical before/after 6 bad starts and 3 bad tunes, no 'tunables generation' line logged ($gen0/$gen1): $(show_line "$TUNE_OUT")"
+else
+  fail bad_input_changed_nothing "rc=$show_rc0/$TUNE_RC generation lines $gen0->$gen1 before: $(show_line /tmp/show.before) after: $(show_line "$TUNE_OUT")"
+fi
+
+ops=$(scx_ops)
+CAP_OUT=/tmp/second.out CAP_ERR=/tmp/second.err run_capped 60 /bin/scx_sis --stats-interval 10
+rc=$?
+d="rc=$rc stderr_lines=$(wc -l </tmp/second.err): $(rel_oneline /tmp/second.err); first instance alive=$(sched_alive && echo yes || echo no) state=$(rel_state)"
+if [ $rc -ne 0 ] && [ $rc -ne 137 ] && [ -n "$ops" ] && grep -qF -- "$ops" /tmp/second.err &&
+  [ "$(wc -l </tmp/second.err)" -eq 1 ] && sched_alive && [ "$(rel_state)" = enabled ]; then
+  pass second_instance "$d"
+else
+  fail second_instance "want rc!=0 and one line naming '$ops'; $d"
+fi
+not_root not_root_running
+
+# --------------------------------------------------------------------------- load phases
+# The stress-ng mix at 2x the CPUs: fork, pipe, futex, schedpolicy, affinity and yield get N/4
+# workers each, race-sched 1, cpu the rest.
+q=$((N / 4))
+[ $q -ge 1 ] || q=1
+ncpu=$((2 * N - 6 * q - 1))
+[ $ncpu -ge 1 ] || ncpu=1
+MIX=${SIS_REL_MIX:-"--cpu $ncpu --fork $q --pipe $q --futex $q --schedpolicy $q --affinity $q --yield $q --race-sched 1"}
+# hackbench: 40 tasks per group; more groups than 8x the CPUs needs.
+HB_GROUPS=$((8 * N / 40 + 1))
+
+RSS_LOG=/tmp/rel_rss
+: >"$RSS_LOG"
+rss_sample() { echo "$1=$(rel_rss_kb "$DAEMON")" >>"$RSS_LOG"; }
+
+# affinity NAME: the affinity checks for AFF seconds (while the load runs).
+affinity() {
+  _an=$1
+  _half=$((N / 2))
+  rel_spinner 0
+  _pa=$REL_PID
+  rel_spinner $((N - 1))
+  _pb=$REL_PID
+  rel_sleeper /tmp/rel_ctr_pinned "$_half"
+  _pc=$REL_PID
+  rel_spinner
+  _pd=$REL_PID
+  rel_sleeper /tmp/rel_ctr_moved
+  _pe=$REL_PID
+  sleep 1
+  rel_ticks "$_pa"
+  _ta0=$REL_TICKS
+  rel_ticks "$_pb"
+  _tb0=$REL_TICKS
+  rel_progress "$_pc" /tmp/rel_ctr_pinned
+  _cc0=$REL_PROG
+  _dl=$(($(now_cs) + AFF * 100))
+  # Masks: single CPUs in both LLCs, each LLC half, a cross-LLC pair, everything.
+  _l1="1 $((N - 2)) 0-$((_half - 1)) $_half-$((N - 1)) 2,$((N - 3)) 0 $((N - 1)) 0-$((N - 1))"
+  _l2="$((N - 1)) 0-1 $((_half + 1)) 1,$_half $_half-$((N - 1)) 2 0-$((_half - 1)) 0-$((N - 1))"
+  # shellcheck disable=SC2086
+  rel_mover $_pd $_dl /tmp/rel_mv_run - $_l1 &
+  _m1=$!
+  # shellcheck disable=SC2086
+  rel_mover $_pe $_dl /tmp/rel_mv_sleep /tmp/rel_ctr_moved $_l2 &
+  _m2=$!
+  rel_sampler $_dl /tmp/rel_smp_pinned "$_pa:0" "$_pb:$((N - 1))" "$_pc:$_half" &
+  _s1=$!
+  # shellcheck disable=SC2086  # one word per kthread
+  rel_sampler $_dl /tmp/rel_smp_kthreads $KTHREADS &
+  _s2=$!
+  rel_kworker_load $_dl /tmp/rel_kw &
+  _k=$!
+  wait $_m1 $_m2 $_s1 $_s2 $_k
+  rel_ticks "$_pa"
+  _ta=$((REL_TICKS - _ta0))
+  rel_ticks "$_pb"
+  _tb=$((REL_TICKS - _tb0))
+  rel_progress "$_pc" /tmp/rel_ctr_pinned
+  _cc=$((REL_PROG - _cc0))
+  rel_ticks "$_pd"
+  _td=$REL_TICKS
+  rel_progress "$_pe" /tmp/rel_ctr_moved
+  _ce=$REL_PROG
+  kill -KILL "$_pa" "$_pb" "$_pc" "$_pd" "$_pe" 2>/dev/null
+  wait "$_pa" "$_pb" "$_pc" "$_pd" "$_pe" 2>/dev/null
+  # Pinned: each made progress (spinners >= 1% of the window's AFF*100 ticks, the sleeper >= 3
+  # rounds: each round forks `sleep`, which takes seconds under load in TCG, EEVDF included) and
+  # every sample found it on its CPU.
+  _min=$AFF
+  _d="${AFF}s: spinner@0 ticks=$_ta spinner@$((N - 1)) ticks=$_tb (min $_min) sleeper@$_half rounds=$_cc (min 3); $(cat /tmp/rel_smp_pinned)"
+  if [ "$_ta" -ge "$_min" ] && [ "$_tb" -ge "$_min" ] && [ "$_cc" -ge 3 ] &&
+    grep -q ' bad=0 ' /tmp/rel_smp_pinned && ! grep -q '^samples=0 ' /tmp/rel_smp_pinned; then
+    pass "affinity_pinned_$_an" "$_d"
+  else
+    fail "affinity_pinned_$_an" "$_d"
+  fi
+  # Moved: after each change it ran again (no "stuck") and only inside the new mask.
+  for _mv in run:$_td:ticks sleep:$_ce:rounds; do
+    _f=/tmp/rel_mv_${_mv%%:*}
+    _d="${_mv%%:*} task (progress ${_mv#*:}): $(cat "$_f")"
+    if grep -q ' bad_cpu=0 stuck=0 ' "$_f" && ! grep -qE '^changes=[0-2] ' "$_f"; then
+      pass "affinity_moved_${_mv%%:*}_$_an" "$_d"
+    else
+      fail "affinity_moved_${_mv%%:*}_$_an" "$_d (want >= 3 changes, bad_cpu=0 stuck=0)"
+    fi
+  done
+  # Per-CPU kthreads: stat_refresh writes (all bound kworkers ran) returned quickly; ksoftirqd/N
+  # and kworker/N:M were only ever seen on CPU N.
+  _kmax=$(sed -n 's/.*max=\([0-9]*\)\.\([0-9]*\)s.*/\1\2/p' /tmp/rel_kw)
+  _d="stat_refresh $(cat /tmp/rel_kw) (bound ${KW_MAX}cs); kthreads $(cat /tmp/rel_smp_kthreads)"
+  if grep -q ' failed=0 ' /tmp/rel_kw && ! grep -qE '^writes=[0-2] ' /tmp/rel_kw &&
+    [ "${_kmax:-99999}" -le "$KW_MAX" ] && grep -q ' bad=0 ' /tmp/rel_smp_kthreads &&
+    ! grep -q ' checked=0 ' /tmp/rel_smp_kthreads; then
+    pass "kthreads_$_an" "$_d"
+  else
+    fail "kthreads_$_an" "$_d"
+  fi
+}
+
+# load NAME: stress-ng MIX for SECS with the affinity checks in its first AFF s, then hackbench.
+load() {
+  _ln=$1
+  _d0=$(($(dmesg | wc -l) + 1))
+  _r0=$(rel_count 'asked for a restart' "$SCHED_LOG")
+  /bin/scx_sis monitor --json --interval 5 >/tmp/rel_mon_"$_ln" 2>&1 &
+  _mon=$!
+  _t0=$(now_cs)
+  # shellcheck disable=SC2086
+  stress-ng $MIX --timeout "${SECS}s" --metrics-brief >/tmp/rel_stress_"$_ln" 2>&1 &
+  _st=$!
+  info "load $_ln: stress-ng $MIX --timeout ${SECS}s (pid $_st)"
+  sleep 3
+  affinity "$_ln"
+  _next=$(now_cs)
+  while kill -0 $_st 2>/dev/null; do
+    if [ "$(now_cs)" -ge "$_next" ]; then
+      rss_sample "${_ln}_$(fmt_cs $(($(now_cs) - _t0)) | cut -d. -f1)s"
+      _next=$((_next + 3000))
+    fi
+    sleep 1
+  done
+  wait $_st
+  _src=$?
+  _wall=$(fmt_cs $(($(now_cs) - _t0)))
+  rss_sample "${_ln}_end"
+  grep -E 'stress-ng: (info|metrc).* (cpu|fork|pipe|futex|schedpolicy|affinity|yield|race-sched) ' \
+    "/tmp/rel_stress_$_ln" | sed "s/^/SIS-INFO stress $_ln: /" | head -n 12
+  if [ $_src -eq 0 ]; then
+    pass "stress_$_ln" "stress-ng 2x$N workers ${SECS}s rc=0 wall=${_wall}s"
+  else
+    fail "stress_$_ln" "stress-ng rc=$_src wall=${_wall}s: $(tail -n 5 "/tmp/rel_stress_$_ln" | tr '\n' '|')"
+  fi
+  _ej=$(rel_ejections $_d0)
+  _r1=$(rel_count 'asked for a restart' "$SCHED_LOG")
+  _d="state=$(rel_state) daemon pid $DAEMON alive=$(sched_alive && echo yes || echo no) ejections=$_ej restarts=$((_r1 - _r0)) ops=$(scx_ops)"
+  if [ "$(rel_state)" = enabled ] && sched_alive && [ "$SCHED_PID" = "$DAEMON" ] && [ "$_ej" = 0 ] &&
+    [ "$_r1" = "$_r0" ]; then
+    pass "survived_$_ln" "$_d"
+  else
+    fail "survived_$_ln" "$_d"
+    sched_alive || died_dump
+  fi
+  _errs=$(scx_dmesg_errors $_d0)
+  if [ -z "$_errs" ]; then
+    pass "dmesg_clean_$_ln" "no sched_ext error / stall / BUG / WARNING in dmesg during the load"
+  else
+    fail "dmesg_clean_$_ln" "$(echo "$_errs" | head -n 3 | tr '\n' '|')"
+    echo "----- dmesg of the load from its first WARNING / BUG / stall on (at most 60 lines) -----"
+    dmesg | tail -n +"$_d0" | sed -n -E '/WARNING:|BUG:|stall|sched_ext/,$p' | head -n 60
+    echo "----- end -----"
+  fi
+  kill -INT $_mon 2>/dev/null
+  rel_wait_exit $_mon 10
+  _objs=$(grep -c '^{' "/tmp/rel_mon_$_ln")
+  _wk=$(json_sum wakeups <"/tmp/rel_mon_$_ln")
+  _wq=$(json_sum enqueued <"/tmp/rel_mon_$_ln")
+  REL_WAKEQ_ENQUEUED=$_wq
+  _d="monitor --json --interval 5 over the load: rc=$REL_RC objects=$_objs wakeups=$_wk wakeq_enqueued=$_wq"
+  if [ "$REL_RC" -eq 0 ] && [ "$_objs" -ge 2 ] && [ "$_wk" -gt 0 ]; then
+    pass "monitor_$_ln" "$_d"
+  else
+    fail "monitor_$_ln" "$_d (want rc=0, >= 2 objects, wakeups > 0): $(grep -v '^{' "/tmp/rel_mon_$_ln" | head -n 3 | tr '\n' '|')"
+  fi
+  run_hackbench "hackbench_8x_$_ln" -g $HB_GROUPS -l "$HB_LOOPS"
+  info "hackbench_8x_$_ln: $((HB_GROUPS * 40)) tasks on $N CPUs"
+}
+
+sleep 2
+rss_sample start
+RSS0=$(rel_rss_kb "$DAEMON")
+RSS_SPAN="2 x ${SECS}s of load"
+load features
+
+if sched_alive && [ "$(rel_state)" = enabled ]; then
+  tune --wakeq on
+  if [ "$TUNE_RC" -eq 0 ] && wait_log 'wakeq: off -> on' 10; then
+    pass wakeq_on "switched live: tune rc=0: $(rel_oneline "$TUNE_OUT"), logged"
+  else
+    fail wakeq_on "tune rc=$TUNE_RC $(rel_oneline "$TUNE_OUT") $(rel_oneline "$TUNE_ERR")"
+  fi
+else
+  # The first load's daemon is gone (failed above): the second load runs on a fresh one.
+  ensure_sched wakeq_load --wakeq on
+  tune --show
+  if grep -q '^wakeq  *on$' "$TUNE_OUT"; then
+    pass wakeq_on "fresh scx_sis --wakeq on (the first load's daemon died): $(show_line "$TUNE_OUT")"
+  else
+    fail wakeq_on "fresh scx_sis --wakeq on: tune --show rc=$TUNE_RC $(show_line "$TUNE_OUT")"
+  fi
+  sleep 2
+  rss_sample restart
+  RSS0=$(rel_rss_kb "$DAEMON")
+  RSS_SPAN="the second ${SECS}s load only (the first daemon died)"
+fi
+load wakeq
+if [ "${REL_WAKEQ_ENQUEUED:-0}" -gt 0 ]; then
+  pass wakeq_used "wakeq shards enqueued $REL_WAKEQ_ENQUEUED wakeups during the load"
+else
+  fail wakeq_used "the wakequeue was on but the monitor saw no shard enqueue (enqueued=${REL_WAKEQ_ENQUEUED:-none})"
+fi
+
+# --------------------------------------------------------------------------- RSS
+# Bound: 25% of the first sample + 2 MB. The first sample is taken 2 s after the scheduler was
+# enabled, so pages touched later for the first time (stats rendering, the stats server's
+# per-client thread and buffers, malloc arenas of threads that start later) are growth that is not
+# a leak; 2 MB covers those, 25% covers a larger binary or topology. A leak per stats interval
+# (1 s here) or per monitor request shows up above it within 2 x SIS_REL_SECS.
+RSS1=$(rel_rss_kb "$DAEMON")
+RSS_MAX=$((RSS0 + RSS0 / 4 + 2048))
+d="daemon pid $DAEMON VmRSS start=${RSS0}kB end=${RSS1}kB growth=$((RSS1 - RSS0))kB bound=${RSS_MAX}kB (25% + 2 MB) over $RSS_SPAN; samples: $(tr '\n' ' ' <"$RSS_LOG")"
+if ! sched_alive; then
+  fail rss "the daemon died before the end of the load: $d"
+elif [ "$RSS0" -gt 0 ] && [ "$RSS1" -gt 0 ] && [ "$RSS1" -le "$RSS_MAX" ]; then
+  pass rss "$d"
+else
+  fail rss "$d"
+fi
+
+# --------------------------------------------------------------------------- CPU hotplug
+ensure_sched hotplug --wakeq on
+ONLINE=/sys/devices/system/cpu/cpu$HCPU/online
+STARTS='scx_sis on kernel'
+# A live change the command line does not have: the restart must keep it.
+tune --prev-bias-threshold 50
+info "before the hotplug: tune --prev-bias-threshold 50 rc=$TUNE_RC $(rel_oneline "$TUNE_OUT")$(rel_oneline "$TUNE_ERR")"
+tune --show
+cp "$TUNE_OUT" /tmp/show.hp0
+# hotplug ACTION: echo ACTION > online under load; wait until enabled again after a restart (or, if
+# the scheduler never left, until SIS_REL_ENABLE_SECS passed with it enabled throughout).
+hotplug() {
+  _act=$1 _what=offline
+  [ "$_act" = 1 ] && _what=online
+  _s0=$(rel_count "$STARTS" "$SCHED_LOG")
+  _r0=$(rel_count 'asked for a restart' "$SCHED_LOG")
+  _t0=$(now_cs)
+  if ! echo "$_act" >"$ONLINE"; then
+    fail "hotplug_$_what" "echo $_act > $ONLINE failed"
+    return
+  fi
+  _techo=$(($(now_cs) - _t0))
+  _seen_dis=0 _back=
+  _dl=$((_t0 + ENABLE_SECS * 100))
+  while [ "$(now_cs)" -lt "$_dl" ]; do
+    _s=$(rel_state)
+    [ "$_s" = enabled ] || _seen_dis=1
+    if [ "$_s" = enabled ] && [ "$(rel_count "$STARTS" "$SCHED_LOG")" -gt "$_s0" ]; then
+      _back=$(($(now_cs) - _t0))
+      break
+    fi
+    sched_alive || break
+    sleep 0.05
+  done
+  _r1=$(rel_count 'asked for a restart' "$SCHED_LOG")
+  _exit=$(grep 'EXIT:' "$SCHED_LOG" | tail -n 1 | cut -c1-160)
+  _layout=$(grep "$STARTS" "$SCHED_LOG" | tail -n 1 | sed 's/.*: //')
+  _d="cpu$HCPU $_what: echo took $(fmt_cs $_techo)s, state left enabled=$([ $_seen_dis = 1 ] && echo yes || echo no), restarts=$((_r1 - _r0)), back to enabled after $([ -n "$_back" ] && echo "$(fmt_cs "$_back")s" || echo "never (bound ${ENABLE_SECS}s)"); daemon pid $SCHED_PID alive=$(sched_alive && echo yes || echo no); log: '$_exit' then '$_layout'"
+  if [ -n "$_back" ] && sched_alive && [ "$SCHED_PID" = "$DAEMON" ] && [ "$_r1" -gt "$_r0" ] &&
+    grep -q 'the kernel asked for a restart' "$SCHED_LOG" && echo "$_exit" | grep -q "cpu $HCPU going $_what"; then
+    pass "hotplug_$_what" "$_d"
+  elif [ -z "$_back" ] && [ $_seen_dis = 0 ] && [ "$(rel_state)" = enabled ] && sched_alive; then
+    pass "hotplug_$_what" "handled in place (never left enabled, no restart): $_d"
+  else
+    fail "hotplug_$_what" "$_d"
+  fi
+}
+if [ -w "$ONLINE" ] && [ "$(cat "$ONLINE")" = 1 ]; then
+  start_bg_loop stress-ng --cpu "$N" --fork 2 --pipe 2 --futex 2 --timeout 8s
+  sleep 3
+  hotplug 0
+  info "online CPUs after offline: $(cat /sys/devices/system/cpu/online)"
+  sleep 3
+  hotplug 1
+  sleep 2
+  stop_bg_loop 60
+  if [ "${BG_LOOP_RUNS:-0}" -gt 0 ] && [ "${BG_LOOP_FAILS:-1}" -eq 0 ]; then
+    pass hotplug_load "$BG_LOOP_RUNS stress-ng runs of 8 s across the hotplug, all rc=0"
+  else
+    fail hotplug_load "$BG_LOOP_RUNS runs, $BG_LOOP_FAILS with rc!=0: $(sort /tmp/bg_loop.rcs | uniq -c | tr -s ' \n' ' ')"
+  fi
+  rel_spinner "$HCPU"
+  _hp=$REL_PID
+  sleep 1
+  rel_ticks "$_hp"
+  _h0=$REL_TICKS
+  sleep 3
+  rel_ticks "$_hp"
+  _h1=$REL_TICKS
+  rel_cpu "$_hp"
+  _hc=$REL_CPU
+  kill -KILL "$_hp"
+  wait "$_hp" 2>/dev/null
+  d="cpu$HCPU online=$(cat "$ONLINE"), online CPUs $(cat /sys/devices/system/cpu/online); a task pinned to it ran $((_h1 - _h0)) ticks in 3 s on CPU $_hc; $(grep "$STARTS" "$SCHED_LOG" | tail -n 1 | sed 's/.*: //')"
+  if [ "$(cat "$ONLINE")" = 1 ] && [ $((_h1 - _h0)) -ge 30 ] && [ "$_hc" = "$HCPU" ]; then
+    pass hotplug_cpu_back "$d"
+  else
+    fail hotplug_cpu_back "$d"
+  fi
+  CAP_OUT=/tmp/hp_mon.out CAP_ERR=/tmp/hp_mon.err run_capped 60 /bin/scx_sis monitor --json --interval 1 --count 1
+  rc=$?
+  if [ $rc -eq 0 ] && [ "$(json_sum wakeups </tmp/hp_mon.out)" -gt 0 ]; then
+    pass hotplug_stats "monitor after the restarts: rc=0 wakeups=$(json_sum wakeups </tmp/hp_mon.out)"
+  else
+    fail hotplug_stats "monitor after the restarts: rc=$rc $(rel_oneline /tmp/hp_mon.err)"
+  fi
+  # The policy in force before the hotplug (prev-bias-threshold changed live) is the policy after.
+  tune --show
+  if [ "$TUNE_RC" -eq 0 ] && diff /tmp/show.hp0 "$TUNE_OUT" | grep '^[-+][a-z]' | grep -qv '^[-+]generation'; then
+    fail hotplug_policy_kept "the reload changed the live policy: $(diff /tmp/show.hp0 "$TUNE_OUT" | grep '^[-+][a-z]' | tr -s ' \n' ' ')"
+  elif [ "$TUNE_RC" -eq 0 ]; then
+    pass hotplug_policy_kept "tune --show after the restarts: $(show_line "$TUNE_OUT")"
+  else
+    fail hotplug_policy_kept "tune --show rc=$TUNE_RC $(rel_oneline "$TUNE_ERR")"
+  fi
+  info "daemon VmRSS after the hotplug restarts: $(rel_rss_kb "$DAEMON")kB"
+else
+  fail hotplug_offline "$ONLINE not writable or not 1: $(cat "$ONLINE" 2>&1)"
+fi
+
+# --------------------------------------------------------------------------- faults
+# Each under a hackbench loop. After each: state disabled, tasks still run (on EEVDF), the daemon
+# (where it can) printed the kernel's reason and exited non-zero, no pin left behind by a daemon
+# that exited, and a fresh start works.
+HB_FAULT="hackbench -g 2 -l 20"
+ensure_sched fault
+# shellcheck disable=SC2086
+start_bg_loop $HB_FAULT
+
+# after_fault NAME WANT_TEXT: the checks after the daemon's exit (REL_RC, REL_EXIT_CS set).
+after_fault() {
+  _fn=$1 _want=$2
+  wait_state disabled 10
+  _st=$(rel_state)
+  _dm=$(dmesg | grep 'sched_ext: BPF scheduler' | tail -n 1 | sed 's/^\[[^]]*\] *//')
+  _last=$(grep -v '^ *$' "$SCHED_LOG" | grep -iE 'exit|error' | tail -n 2 | tr '\n' '|' | cut -c1-300)
+  _t0=$(now_cs)
+  # shellcheck disable=SC2086
+  $HB_FAULT >/tmp/hb_eevdf.out 2>&1
+  _hrc=$?
+  _hw=$(fmt_cs $(($(now_cs) - _t0)))
+  _d="daemon rc=$REL_RC after $(fmt_cs "$REL_EXIT_CS")s, state=$_st, pin $(pin_state), hackbench on EEVDF rc=$_hrc in ${_hw}s; daemon: '$_last' dmesg: '$_dm'"
+  if [ "$_st" = disabled ] && [ "$_hrc" -eq 0 ] && { [ -z "$_want" ] || {
+    [ "$REL_RC" -ne 0 ] && [ "$REL_RC" -ne 137 ] && grep -qiF -- "$_want" "$SCHED_LOG" && [ "$(pin_state)" = absent ]; }; }; then
+    pass "fault_$_fn" "$_d"
+  else
+    fail "fault_$_fn" "${_want:+want rc!=0 (not 137), \"$_want\" in its output, pin removed; }$_d"
+  fi
+  cp "$SCHED_LOG" "/tmp/sched.$_fn.log"
+  SCHED_PID=
+  if sched_start; then
+    pass "fault_${_fn}_fresh_start" "state=enabled ops=$(scx_ops) after $(fmt_cs "$SCHED_START_CS")s$(grep -q 'stale pin' "$SCHED_LOG" && echo ', replaced the stale pin')"
+  else
+    fail "fault_${_fn}_fresh_start" "$SCHED_START_ERR; log: $(rel_oneline "$SCHED_LOG")"
+  fi
+}
+
+# sysrq-S
+sleep 2
+echo S >/proc/sysrq-trigger
+rel_wait_exit "$SCHED_PID" 20
+after_fault sysrq 'sysrq'
+
+# SIGKILL: nothing can print; the kernel unregisters when the last reference goes.
+sleep 2
+kill -KILL "$SCHED_PID"
+rel_wait_exit "$SCHED_PID" 20
+after_fault sigkill ''
+
+# Injected scx_bpf_error() on the next dispatch.
+sleep 2
+tune --test-inject-error true
+info "tune --test-inject-error true: rc=$TUNE_RC $(rel_oneline "$TUNE_OUT") $(rel_oneline "$TUNE_ERR")"
+rel_wait_exit "$SCHED_PID" 20
+after_fault inject 'test-only error injected'
+tune --show
+if [ "$TUNE_RC" -eq 0 ] && grep -q '^test-inject-error  *off$' "$TUNE_OUT"; then
+  pass fault_inject_cleared "the fresh instance runs with test-inject-error off: $(show_line "$TUNE_OUT")"
+else
+  fail fault_inject_cleared "rc=$TUNE_RC $(show_line "$TUNE_OUT") $(rel_oneline "$TUNE_ERR")"
+fi
+
+stop_bg_loop 60
+if [ "${BG_LOOP_RUNS:-0}" -gt 0 ] && [ "${BG_LOOP_FAILS:-1}" -eq 0 ]; then
+  pass fault_load "$BG_LOOP_RUNS '$HB_FAULT' runs across the three faults, all rc=0"
+else
+  fail fault_load "$BG_LOOP_RUNS runs, $BG_LOOP_FAILS with rc!=0: $(sort /tmp/bg_loop.rcs | uniq -c | tr -s ' \n' ' ')"
+fi
+
+# --------------------------------------------------------------------------- clean unload
+t0=$(now_cs)
+stop_sched 20
+rc=$?
+wait_state disabled 5
+d="rc=$rc state=$(rel_state) pin $(pin_state) after $(fmt_cs $(($(now_cs) - t0)))s"
+if [ $rc -eq 0 ] && [ "$(rel_state)" = disabled ] && [ "$(pin_state)" = absent ]; then
+  pass sigint_unload "$d"
+else
+  fail sigint_unload "$d"
+fi
+info "reliability took $(fmt_cs $(($(now_cs) - T_START)))s (SIS_REL_SECS=$SECS)"
+if [ "$SIS_FAILS" -ne 0 ]; then
+  for f in /tmp/sched.sysrq.log /tmp/sched.sigkill.log /tmp/sched.inject.log; do
+    [ -f "$f" ] || continue
+    echo "----- $f (last 15 lines) -----"
+    grep -v '^ *$' "$f" | grep -v '^ *[0-9]\+ ' | tail -n 15
+  done
+fi
+finish
