@@ -133,6 +133,9 @@ pub fn tick_step(max: f64) -> f64 {
 
 /// Enough decimals to tell the ticks apart (2.5 steps need one).
 fn tick_label(t: f64, step: f64) -> String {
+    if t == 0.0 {
+        return "0".into();
+    }
     if step >= 1e5 {
         return format!("{}M", tick_label(t / 1e6, step / 1e6));
     }
@@ -329,7 +332,7 @@ mod tests {
         assert_eq!(tick_label(2000.0, 500.0), "2000");
         assert_eq!(tick_label(15000.0, 5000.0), "15k");
         assert_eq!(tick_label(1_250_000.0, 250_000.0), "1.25M");
-        assert_eq!(tick_label(0.0, 250_000.0), "0M");
+        assert_eq!(tick_label(0.0, 250_000.0), "0");
     }
 
     #[test]

@@ -262,11 +262,21 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	u64 now = bpf_ktime_get_ns();
 
 	if (cctx) {
+		/*
+		 * A task stolen from another CPU's queue kept that CPU's vtime scale:
+		 * bring it into this CPU's window, or a far lower vtime would let
+		 * keep_prev() run it until it caught up (a 40 s stall under
+		 * stress-ng's sched races).
+		 */
+		u64 vtime = task_vtime(p, cpu);
+
+		if (vtime != p->scx.dsq_vtime)
+			scx_bpf_task_set_dsq_vtime(p, vtime);
 		sis_pelt_advance(&cctx->util, now, false);
 		cctx->running = 1;
 		/* Monotonic, like CFS's min_vruntime: the picked task is the queue's minimum. */
-		if (time_before(cctx->vtime_now, p->scx.dsq_vtime))
-			cctx->vtime_now = p->scx.dsq_vtime;
+		if (time_before(cctx->vtime_now, vtime))
+			cctx->vtime_now = vtime;
 	}
 	if (tctx) {
 		sis_pelt_advance(&tctx->util, now, false);

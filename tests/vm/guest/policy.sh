@@ -385,11 +385,13 @@ check_affinity() {
     _u=$(pol_field "$_j" 0 util_pct) _s=$(pol_field "$_j" 0 nr_scan)
     info "affinity $_curve waking task: util_pct=$_u nr_scan=$_s | $(pol_scan_line "$_j") | $(pol_paths "$_j")| migrations=$(pol_jsum "$_j" migrations) steals=$(pol_jsum "$_j" dispatch_llc_steal) tick_kicks=$(pol_jsum "$_j" tick_kicks)"
     _d="window=$(fmt_cs $_win)s waking task ran $(fmt_cs $_wrun)s, waited $(fmt_cs $_wwait)s over $((_n1 - _n0)) runs, last on CPU $_wcpu; CPU $_idle idle $(fmt_cs $((_i1 - _i0)))s"
-    # It sleeps most of the time; waiting must stay a small part of the window.
-    if [ "$_win" -gt 0 ] && [ $((_wwait * 10)) -le "$_win" ] && [ $((_n1 - _n0)) -gt 0 ]; then
+    # It sleeps most of the time: queued behind a hog (a busy prev, no scan reaching CPU $_idle,
+    # nobody stealing it) it would wait a large part of the window. A light task that runs next
+    # to a hog without waiting passes; the line above shows where it went.
+    if [ "$_win" -gt 0 ] && [ $((_wwait * 5)) -le "$_win" ] && [ $((_n1 - _n0)) -gt 0 ]; then
       pass "affinity_wake_$_curve" "$_d"
     else
-      fail "affinity_wake_$_curve" "waited more than 10% of the window: $_d"
+      fail "affinity_wake_$_curve" "waited more than 20% of the window: $_d"
     fi
 
     # (b) a CPU-bound loop started on hog CPU $_start, then unbound: it must end up on CPU $_idle.
@@ -408,13 +410,14 @@ check_affinity() {
     pol_kill $_bp
     _win=$((_t1 - _t0)) _bk=$((_k1 - _k0)) _bi=$((_i1 - _i0))
     _d="window=$(fmt_cs $_win)s busy loop got $(fmt_cs $_bk)s of CPU, last on CPU $_bcpu; CPU $_idle idle $(fmt_cs $_bi)s"
-    # Every other CPU it may use has a hog (or the daemon): >= 80% of the window means CPU $_idle.
-    # CPU $_idle's /proc/stat idle time is only shown: on 6.12 it once counted 0.89 s idle in a
-    # 2.37 s window in which the loop alone ran 2.34 s.
-    if [ "$_win" -gt 0 ] && [ $((_bk * 10)) -ge $((_win * 8)) ]; then
+    # Every other CPU it may use has a hog (or the daemon), where it would get at most half of
+    # the window; on CPU $_idle it shares only with the kernel's unbound kworkers (which have no
+    # other CPU left either): >= 65%. CPU $_idle's /proc/stat idle time is only shown: on 6.12 it
+    # once counted 0.89 s idle in a 2.37 s window in which the loop alone ran 2.34 s.
+    if [ "$_win" -gt 0 ] && [ $((_bk * 100)) -ge $((_win * 65)) ]; then
       pass "affinity_busy_$_curve" "$_d"
     else
-      fail "affinity_busy_$_curve" "an unbound busy loop must get >= 80% of the window: $_d"
+      fail "affinity_busy_$_curve" "an unbound busy loop must get >= 65% of the window: $_d"
     fi
   done
 
