@@ -343,12 +343,20 @@ rel_cpu() {
   REL_CPU=${37}
 }
 
-# rel_progress PID [FILE]: the counter in FILE if given, else PID's CPU ticks, in REL_PROG.
+# rel_progress PID [FILE]: the counter in FILE if given, else PID's CPU ticks, in REL_PROG. The
+# counter is rewritten in place (`echo $i >FILE`): an empty read is a write in progress, so read
+# again; a missing file is 0.
 rel_progress() {
   REL_PROG=0
   if [ -n "${2:-}" ]; then
-    read -r REL_PROG 2>/dev/null <"$2"
-    REL_PROG=${REL_PROG:-0}
+    _pr=
+    for _ in 1 2 3 4 5; do
+      [ -e "$2" ] || break
+      read -r _pr 2>/dev/null <"$2"
+      [ -n "$_pr" ] && break
+      rel_nap 0.01
+    done
+    REL_PROG=${_pr:-0}
   elif rel_ticks "$1"; then
     REL_PROG=$REL_TICKS
   fi
@@ -410,7 +418,7 @@ rel_sleeper() {
 # affinity to each LIST in turn (taskset -p, from this other process), wait until PID made progress
 # twice (2 counts in COUNTERFILE, or 2 CPU ticks for "-") so that it ran after the change, then
 # check that the CPU it last ran on (stat field 39) is in LIST. A change not followed by progress
-# within 10 s is "stuck". Writes one line to OUT:
+# within 20 s is "stuck". Writes one line to OUT:
 #   changes=N bad_cpu=N stuck=N wait_avg=S wait_max=S bad=[cpu@list ...]
 rel_mover() {
   _mp=$1 _md=$2 _mo=$3 _mf=${4#-}
@@ -427,7 +435,7 @@ rel_mover() {
       rel_progress "$_mp" "$_mf"
       _p0=$REL_PROG
       _ok=0
-      while [ $((REL_NOW - _t0)) -lt 1000 ]; do
+      while [ $((REL_NOW - _t0)) -lt 2000 ]; do
         rel_progress "$_mp" "$_mf"
         [ "$REL_PROG" -ge $((_p0 + 2)) ] && { _ok=1; break; }
         rel_nap 0.02
