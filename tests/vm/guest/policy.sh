@@ -13,8 +13,8 @@
 #                         CPU is idle. Needs one LLC with >= 7 CPUs (--topo 1llc); skipped otherwise.
 #
 # Env: SIS_POL_CHECKS      checks to run, default "prevbias curves affinity"
-#      SIS_POL_REPS        runs per setting for prev_bias_migrations, default 3
-#      SIS_POL_PB_RATIO    pass if median(migrations/cs) on <= RATIO x off, default 0.7
+#      SIS_POL_REPS        runs per setting for prev_bias_migrations, default 5
+#      SIS_POL_PB_RATIO    pass if median(migrations/cs) on <= RATIO x off, default 0.75
 #      SIS_POL_PB_THRESHOLD  prev-bias threshold (per-mille) for that check, default: scx_sis's
 #      SIS_POL_PB_WORKLOAD the workload for it (a command line)
 #      SIS_SCHED_ARGS      extra scx_sis arguments
@@ -107,16 +107,22 @@ pol_perf() {
   return $_prc
 }
 
-# pol_probe PID CPU: one consistent sample: "uptime_cs task_ticks cpu_idle_ticks run_ns wait_ns
-# timeslices last_cpu" (PID's utime+stime and CPU's idle+iowait in USER_HZ ticks, PID's schedstat).
+# pol_probe PID CPU [PID2]: one consistent sample: "uptime_cs task_ticks cpu_idle_ticks run_ns
+# wait_ns timeslices last_cpu pid2_ticks" (utime+stime and CPU's idle+iowait in USER_HZ ticks,
+# PID's schedstat).
 pol_probe() {
-  awk -v pid="$1" -v c="cpu$2" 'BEGIN {
+  awk -v pid="$1" -v c="cpu$2" -v pid2="${3:-$1}" '
+    function ticks(p,   st, f) {
+      st = ""; getline st <("/proc/" p "/stat"); close("/proc/" p "/stat")
+      sub(/^.*\) /, "", st); split(st, f, " "); T_CPU = f[37]; return f[12] + f[13]
+    }
+    BEGIN {
     getline u <"/proc/uptime"; split(u, a, " "); split(a[1], b, ".")
     up = b[1] * 100 + substr(b[2] "00", 1, 2)
-    getline st <("/proc/" pid "/stat"); sub(/^.*\) /, "", st); split(st, f, " ")
+    t2 = ticks(pid2); t1 = ticks(pid); last = T_CPU
     while ((getline l <"/proc/stat") > 0) { split(l, g, " "); if (g[1] == c) idle = g[5] + g[6] }
     getline ss <("/proc/" pid "/schedstat"); split(ss, h, " ")
-    printf "%d %d %d %.0f %.0f %d %d\n", up, f[12] + f[13], idle, h[1], h[2], h[3], f[37] }'
+    printf "%d %d %d %.0f %.0f %d %d %d\n", up, t1, idle, h[1], h[2], h[3], last, t2 }'
 }
 
 # pol_kill PID...: SIGKILL and reap children of this shell.
@@ -167,8 +173,8 @@ pol_want() { case " $POL_CHECKS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 check_prev_bias() {
   _wl=${SIS_POL_PB_WORKLOAD:-/bin/scx_sis wakelat --message-threads 1 --workers 4 --cputime-us 20 --sleep-us 200 --runtime 2 --warmup 0.3 --json}
-  _reps=${SIS_POL_REPS:-3}
-  _max=${SIS_POL_PB_RATIO:-0.7}
+  _reps=${SIS_POL_REPS:-5}
+  _max=${SIS_POL_PB_RATIO:-0.75}
   if [ -n "${SIS_POL_PB_THRESHOLD:-}" ]; then
     pol_tune --prev-bias-threshold "$SIS_POL_PB_THRESHOLD" || return
   fi
@@ -351,11 +357,12 @@ check_affinity() {
   # Housekeeping on CPU $_hk: the daemon, this shell and the tools it starts (see the top).
   taskset -a -pc $_hk "$SCHED_PID" >/dev/null
   taskset -pc $_hk $$ >/dev/null
-  _hogs=
+  _hogs='' _shog=''
   _c=1
   while [ $_c -lt $_idle ]; do
     taskset -c $_c sh -c 'while :; do :; done' &
     _hogs="$_hogs $!"
+    [ $_c = $_start ] && _shog=$!
     _c=$((_c + 1))
   done
   POL_BG=$_hogs
@@ -373,18 +380,18 @@ check_affinity() {
     sleep 0.2
     taskset -pc $_all $_wp >/dev/null
     # shellcheck disable=SC2046
-    set -- $(pol_probe $_wp $_idle)
-    _t0=$1 _i0=$3 _r0=$4 _w0=$5 _n0=$6
+    set -- $(pol_probe $_wp $_idle "$_shog")
+    _t0=$1 _i0=$3 _r0=$4 _w0=$5 _n0=$6 _h0=$8
     _j=$(pol_snap 2)
     # shellcheck disable=SC2046
-    set -- $(pol_probe $_wp $_idle)
-    _t1=$1 _i1=$3 _r1=$4 _w1=$5 _n1=$6 _wcpu=$7
+    set -- $(pol_probe $_wp $_idle "$_shog")
+    _t1=$1 _i1=$3 _r1=$4 _w1=$5 _n1=$6 _wcpu=$7 _h1=$8
     pol_kill $_wp
     _win=$((_t1 - _t0))
     _wrun=$(((_r1 - _r0) / 10000000)) _wwait=$(((_w1 - _w0) / 10000000))
     _u=$(pol_field "$_j" 0 util_pct) _s=$(pol_field "$_j" 0 nr_scan)
     info "affinity $_curve waking task: util_pct=$_u nr_scan=$_s | $(pol_scan_line "$_j") | $(pol_paths "$_j")| migrations=$(pol_jsum "$_j" migrations) steals=$(pol_jsum "$_j" dispatch_llc_steal) tick_kicks=$(pol_jsum "$_j" tick_kicks)"
-    _d="window=$(fmt_cs $_win)s waking task ran $(fmt_cs $_wrun)s, waited $(fmt_cs $_wwait)s over $((_n1 - _n0)) runs, last on CPU $_wcpu; CPU $_idle idle $(fmt_cs $((_i1 - _i0)))s"
+    _d="window=$(fmt_cs $_win)s waking task ran $(fmt_cs $_wrun)s, waited $(fmt_cs $_wwait)s over $((_n1 - _n0)) runs, last on CPU $_wcpu; CPU $_idle idle $(fmt_cs $((_i1 - _i0)))s; CPU $_start's bound loop ran $(fmt_cs $((_h1 - _h0)))s"
     # It sleeps most of the time: queued behind a hog (a busy prev, no scan reaching CPU $_idle,
     # nobody stealing it) it would wait a large part of the window. A light task that runs next
     # to a hog without waiting passes; the line above shows where it went.
@@ -401,23 +408,23 @@ check_affinity() {
     taskset -pc $_all $_bp >/dev/null
     sleep 0.5
     # shellcheck disable=SC2046
-    set -- $(pol_probe $_bp $_idle)
-    _t0=$1 _k0=$2 _i0=$3
+    set -- $(pol_probe $_bp $_idle "$_shog")
+    _t0=$1 _k0=$2 _i0=$3 _h0=$8
     if [ "${SIS_POL_DEBUG:-0}" = 1 ]; then pol_top 2 8 | sed 's/^/SIS-INFO top: /'; else sleep 2; fi
     # shellcheck disable=SC2046
-    set -- $(pol_probe $_bp $_idle)
-    _t1=$1 _k1=$2 _i1=$3 _bcpu=$7
+    set -- $(pol_probe $_bp $_idle "$_shog")
+    _t1=$1 _k1=$2 _i1=$3 _bcpu=$7 _h1=$8
     pol_kill $_bp
-    _win=$((_t1 - _t0)) _bk=$((_k1 - _k0)) _bi=$((_i1 - _i0))
-    _d="window=$(fmt_cs $_win)s busy loop got $(fmt_cs $_bk)s of CPU, last on CPU $_bcpu; CPU $_idle idle $(fmt_cs $_bi)s"
-    # Every other CPU it may use has a hog (or the daemon), where it would get at most half of
-    # the window; on CPU $_idle it shares only with the kernel's unbound kworkers (which have no
-    # other CPU left either): >= 65%. CPU $_idle's /proc/stat idle time is only shown: on 6.12 it
-    # once counted 0.89 s idle in a 2.37 s window in which the loop alone ran 2.34 s.
-    if [ "$_win" -gt 0 ] && [ $((_bk * 100)) -ge $((_win * 65)) ]; then
+    _win=$((_t1 - _t0)) _bk=$((_k1 - _k0)) _bi=$((_i1 - _i0)) _bh=$((_h1 - _h0))
+    _d="window=$(fmt_cs $_win)s unbound busy loop ran $(fmt_cs $_bk)s, last on CPU $_bcpu; CPU $_start's bound loop ran $(fmt_cs $_bh)s; CPU $_idle idle $(fmt_cs $_bi)s"
+    # Work conservation: with CPU $_idle free, neither loop may wait. Sharing a CPU gives each at
+    # most half the window; on CPU $_idle the unbound loop shares only with the kernel's unbound
+    # kworkers (which have no other CPU left either): both must get >= 65%. CPU $_idle's
+    # /proc/stat idle time is only shown (on 6.12 it can lag a whole idle period).
+    if [ "$_win" -gt 0 ] && [ $((_bk * 100)) -ge $((_win * 65)) ] && [ $((_bh * 100)) -ge $((_win * 65)) ]; then
       pass "affinity_busy_$_curve" "$_d"
     else
-      fail "affinity_busy_$_curve" "an unbound busy loop must get >= 65% of the window: $_d"
+      fail "affinity_busy_$_curve" "both loops must get >= 65% of the window while CPU $_idle is free: $_d"
     fi
   done
 
