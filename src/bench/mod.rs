@@ -384,18 +384,31 @@ fn native(opts: &BenchOpts, plan: &Plan) -> Result<()> {
         records.push(r.clone());
         jsonl.push(r)
     });
+    write_results(&opts.out, plan, &records, "native", t0)?;
+    result
+}
+
+/// Save the plan, render results.md / results.svg and print the table: the
+/// last step of a native run and of a `--vm` run alike.
+fn write_results(
+    out: &Path,
+    plan: &Plan,
+    records: &[RunRecord],
+    how: &str,
+    t0: Instant,
+) -> Result<()> {
     let notes = vec![
-        where_it_ran(&records, "native"),
+        where_it_ran(records, how),
         format!("wall time {}", hms(t0.elapsed().as_secs())),
     ];
-    save_plan(&opts.out, plan, &notes)?;
-    let md = render(&opts.out, &records, &plan.meta(notes))?;
+    save_plan(out, plan, &notes)?;
+    let md = render(out, records, &plan.meta(notes))?;
     println!("{md}");
     eprintln!(
         "bench: wrote {0}/results.md, {0}/results.svg, {0}/runs.jsonl",
-        opts.out.display()
+        out.display()
     );
-    result
+    Ok(())
 }
 
 /// The guest side of --vm: run the plan, print each record as a SIS-BENCH line.

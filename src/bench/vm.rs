@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use super::config::Target;
 use super::record::RunRecord;
 use super::workload::{expected_secs, Sizing};
-use super::{hms, in_path, render, save_plan, where_it_ran, BenchOpts, Jsonl, Plan};
+use super::{in_path, save_plan, write_results, BenchOpts, Jsonl, Plan};
 
 /// Guest progress lines on the console.
 pub const PROGRESS: &str = "SIS-BENCH-PROGRESS";
@@ -256,17 +256,13 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
         }
     }
 
-    let notes = vec![
-        where_it_ran(&records, "QEMU TCG VM, so absolute times are ~100x native"),
-        format!("wall time {}", hms(t0.elapsed().as_secs())),
-    ];
-    save_plan(&opts.out, plan, &notes)?;
-    let md = render(&opts.out, &records, &plan.meta(notes))?;
-    println!("{md}");
-    eprintln!(
-        "bench: wrote {0}/results.md, {0}/results.svg, {0}/runs.jsonl",
-        opts.out.display()
-    );
+    write_results(
+        &opts.out,
+        plan,
+        &records,
+        "QEMU TCG VM, so absolute times are ~100x native",
+        t0,
+    )?;
     if stop.load(Ordering::Relaxed) {
         bail!("interrupted");
     }
