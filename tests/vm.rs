@@ -86,9 +86,14 @@ fn fetch_kernel(series: &str) -> (String, String, String) {
 
 /// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis and `env` (K=V).
 fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
+    let timeout = std::env::var("SCX_SIS_VM_TIMEOUT").unwrap_or_else(|_| "900".into());
+    run_guest_for(series, script, topo, env, &timeout)
+}
+
+/// `run_guest` with its own timeout in seconds.
+fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: &str) -> GuestRun {
     let _guard = VM_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let (vmlinuz, config, release) = fetch_kernel(series);
-    let timeout = std::env::var("SCX_SIS_VM_TIMEOUT").unwrap_or_else(|_| "900".into());
     let log = std::env::temp_dir().join(format!(
         "scx_sis-vm-{}-{}-{}-{}.log",
         series,
@@ -102,7 +107,7 @@ fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
         .args(["--bin", env!("CARGO_BIN_EXE_scx_sis")])
         .arg("--guest")
         .arg(&guest)
-        .args(["--topo", topo, "--timeout", &timeout, "--quiet"])
+        .args(["--topo", topo, "--timeout", timeout, "--quiet"])
         .arg("--log")
         .arg(&log);
     for kv in env {
@@ -244,12 +249,77 @@ vm_test!(runtime_control_7, "7", "runtime_control.sh", "2llc-smt", &[], then mon
 vm_test!(wakeq_6_12, "6.12", "wakeq.sh", "2llc-smt", &[], then print_tables);
 vm_test!(wakeq_7, "7", "wakeq.sh", "2llc-smt", &[], then print_tables);
 
-// reliability.sh (stress mixes, affinity, hotplug, faults, bad input, RSS) and policy.sh (SIS_UTIL
-// curves, the affinity corner case, prev-bias vs migrations) are not in this suite yet: each still
-// has a failing check on a real scheduler problem (a stress-ng --race-sched stall on 7.3; no
-// migration drop from prev-bias under hackbench). Run them by hand:
-//   scripts/vm/run.sh --kernel K --config C --bin target/release/scx_sis \
-//     --guest tests/vm/guest/reliability.sh --env SIS_REL_SECS=180 --timeout 2400
+// Placement policies (~3-5 min each): prev-bias cuts migrations per context switch under a
+// wakeup-heavy load (medians of alternating on/off runs, one boot); SIS_UTIL curves at idle and
+// under hogs on two LLCs of 4; seed 002's affinity corner case needs one LLC of 8.
+vm_test!(
+    policy_6_12,
+    "6.12",
+    "policy.sh",
+    "2llc-smt",
+    &["SIS_POL_CHECKS=prevbias curves", "SIS_POL_REPS=7"]
+);
+vm_test!(
+    policy_7,
+    "7",
+    "policy.sh",
+    "2llc-smt",
+    &["SIS_POL_CHECKS=prevbias curves", "SIS_POL_REPS=7"]
+);
+vm_test!(
+    policy_1llc_6_12,
+    "6.12",
+    "policy.sh",
+    "1llc",
+    &["SIS_POL_CHECKS=curves affinity"]
+);
+vm_test!(
+    policy_1llc_7,
+    "7",
+    "policy.sh",
+    "1llc",
+    &["SIS_POL_CHECKS=curves affinity"]
+);
+
+// Reliability: stress-ng mixes at 2x the CPUs (all stages on, then the wakequeue), hackbench 8x,
+// affinity, hotplug, sysrq-S, SIGKILL, an injected scx_bpf_error, bad input, not root, RSS.
+// 3-minute loads on 7 (~10 min), 1-minute loads on 6.12 (~5 min).
+vm_test!(
+    reliability_6_12,
+    "6.12",
+    "reliability.sh",
+    "2llc-smt",
+    &["SIS_REL_SECS=60"]
+);
+vm_test!(
+    reliability_7,
+    "7",
+    "reliability.sh",
+    "2llc-smt",
+    &["SIS_REL_SECS=180"]
+);
+
+/// `scripts/test.sh --long`: the same with 10-minute loads (~30 min); skipped unless
+/// SCX_SIS_LONG=1.
+#[test]
+fn reliability_long_7() {
+    if std::env::var("SCX_SIS_LONG").as_deref() != Ok("1") {
+        say("vm: reliability.sh --long on 7: skipped (SCX_SIS_LONG=1 runs it)");
+        return;
+    }
+    if skip_all() || !selected_kernels().iter().any(|k| k == "7") {
+        say("vm: reliability.sh --long on 7: skipped (SCX_SIS_SKIP_VM or SCX_SIS_VM_KERNELS)");
+        return;
+    }
+    let env = ["SIS_REL_SECS=600"];
+    check(&run_guest_for(
+        "7",
+        "reliability.sh",
+        "2llc-smt",
+        &env,
+        "3600",
+    ));
+}
 
 /// Debian's own 6.12, built without sched_ext (`scripts/kernels.sh fetch debian-6.12`): scx_sis
 /// refuses with one line naming CONFIG_SCHED_CLASS_EXT (no_scx.sh, ~15 s). Runs when 6.12 is

@@ -75,6 +75,7 @@ enum sis_counter {
 	SIS_CNT_WAKEQ_DISP_OTHER, /* dispatches from another shard of the LLC */
 	SIS_CNT_WAKEQ_WAITS,	  /* shard-queued tasks that started running */
 	SIS_CNT_WAKEQ_WAIT_NS,	  /* their summed wait, enqueue to running */
+	SIS_CNT_PULLS,		  /* a busy CPU with nothing queued took from an overloaded one */
 	SIS_NR_COUNTERS,
 };
 

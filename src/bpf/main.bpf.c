@@ -24,6 +24,13 @@ UEI_DEFINE(uei);
 #include "sis_util.bpf.h"
 #include "placement.bpf.h"
 
+enum {
+	/* Most slices of vtime a task may lead its CPU's clock by (see task_vtime()). */
+	SIS_MAX_LEAD_SLICES = 16,
+	/* Waiting tasks a CPU of another LLC needs before a busy CPU pulls from it. */
+	SIS_REMOTE_PULL_QUEUED = 4,
+};
+
 static __always_inline u64 cpu_dsq(s32 cpu)
 {
 	return (u64)cpu;
@@ -48,12 +55,18 @@ static __always_inline u64 cpu_vtime_now(s32 cpu)
  * Without it a vtime earned on a faster CPU, or at a lower weight before a
  * nice change, made the task wait until this CPU caught up: the watchdog saw
  * 32-40 s stalls under stress-ng's sched and affinity races.
+ *
+ * The lead is also capped in absolute slices: a task waits about lead x the
+ * tasks queued ahead of it, and a SCHED_IDLE task (weight 1) would otherwise
+ * lead by 400 slices, 37 s behind 30 runnable tasks. The cap only binds below
+ * weight 100 * 4 / SIS_MAX_LEAD_SLICES (about nice 12).
  */
 static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu)
 {
 	u64 now = cpu_vtime_now(cpu), slice = slice_ns();
 	u64 vtime = p->scx.dsq_vtime, floor = now - slice;
-	u64 ceil = now + 4 * slice * 100 / (p->scx.weight ? p->scx.weight : 100);
+	u64 lead = 4 * slice * 100 / (p->scx.weight ? p->scx.weight : 100);
+	u64 ceil = now + (lead < SIS_MAX_LEAD_SLICES * slice ? lead : SIS_MAX_LEAD_SLICES * slice);
 
 	if (time_before(vtime, floor))
 		return floor;
@@ -156,6 +169,41 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 	return true;
 }
 
+/*
+ * Load balance for busy CPUs. Idle CPUs steal and the tick wakes them, but a
+ * CPU busy with one task never looked at its neighbours: 33 yield loops piled
+ * on one CPU while three others ran one task each. When @cpu's running task
+ * used up its slice and nothing waits here, take from a CPU with at least two
+ * waiting (after the move both CPUs have two tasks, so no ping-pong); the
+ * running task goes back to this CPU's queue. Other LLCs only from a deeper
+ * queue, as moving away from a warm cache has to pay for itself.
+ */
+static __always_inline bool pull_from_overloaded(s32 cpu, u32 llc, u32 n, u32 pos)
+{
+	u32 i;
+	s32 victim;
+
+	bpf_for (i, 1, n) {
+		u32 idx = pos + i;
+
+		if (idx >= n)
+			idx -= n;
+		victim = llc_cpu_at(llc, idx);
+		if (victim >= 0 && scx_bpf_dsq_nr_queued(cpu_dsq(victim)) >= 2 && take_from(victim))
+			return true;
+	}
+	bpf_for (i, 1, nr_cpus) {
+		victim = cpu + i;
+		if (victim >= nr_cpus)
+			victim -= nr_cpus;
+		if (llc_of(victim) != llc &&
+		    scx_bpf_dsq_nr_queued(cpu_dsq(victim)) >= SIS_REMOTE_PULL_QUEUED &&
+		    take_from(victim))
+			return true;
+	}
+	return false;
+}
+
 /* vtime of @dsq's first task, or ~0 when it is empty. */
 static __always_inline u64 head_vtime(u64 dsq)
 {
@@ -178,6 +226,12 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	if ((t->plain || scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN)) &&
 	    scx_bpf_dsq_move_to_local(SIS_DSQ_PLAIN, 0)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
+		return;
+	}
+	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
+	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, t))) &&
+	    pull_from_overloaded(cpu, llc, n, pos)) {
+		stat_inc(SIS_CNT_PULLS);
 		return;
 	}
 	if (keep_prev(prev, cpu, t)) {

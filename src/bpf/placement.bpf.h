@@ -165,7 +165,11 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 	}
 
 	if (t->prev_bias && prev_ok && prev_almost_idle(p, prev, t)) {
-		place(pl, prev, SIS_PATH_PREV_ALMOST_IDLE, false);
+		/*
+		 * Claim prev if it happens to be idle: unclaimed, an SMT
+		 * sibling's dispatch can steal it first and the task migrates.
+		 */
+		place(pl, prev, SIS_PATH_PREV_ALMOST_IDLE, scx_bpf_test_and_clear_cpu_idle(prev));
 		return;
 	}
 
