@@ -120,10 +120,41 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
-static __always_inline bool take_from(s32 cpu)
+/* Move the first task @p may run of @cpu's DSQ here, if it holds at least @min tasks. */
+static __always_inline bool take_from(s32 cpu, u64 min)
 {
-	return cpu >= 0 && scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
+	return cpu >= 0 && scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) >= min &&
 	       scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
+}
+
+enum steal_result { STOLE_NONE, STOLE_LLC, STOLE_REMOTE };
+
+/*
+ * Take a task from another CPU's DSQ: one with at least @llc_min queued in
+ * @cpu's LLC (starting after @cpu so stealers spread out), else one with at
+ * least @remote_min queued in another LLC.
+ */
+static __always_inline enum steal_result steal(s32 cpu, u32 llc, u64 llc_min, u64 remote_min)
+{
+	u32 n = llc_size(llc), pos = llc_pos_of(cpu), i;
+	s32 victim;
+
+	bpf_for (i, 1, n) {
+		u32 idx = pos + i;
+
+		if (idx >= n)
+			idx -= n;
+		if (take_from(llc_cpu_at(llc, idx), llc_min))
+			return STOLE_LLC;
+	}
+	bpf_for (i, 1, nr_cpus) {
+		victim = cpu + i;
+		if (victim >= nr_cpus)
+			victim -= nr_cpus;
+		if (llc_of(victim) != llc && take_from(victim, remote_min))
+			return STOLE_REMOTE;
+	}
+	return STOLE_NONE;
 }
 
 /* @p's vtime including the run it is in the middle of (charged only at stopping). */
@@ -178,30 +209,13 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
  * running task goes back to this CPU's queue. Other LLCs only from a deeper
  * queue, as moving away from a warm cache has to pay for itself.
  */
-static __always_inline bool pull_from_overloaded(s32 cpu, u32 llc, u32 n, u32 pos)
+static __always_inline bool pull_from_overloaded(struct task_struct *prev, s32 cpu, u32 llc,
+						 const struct sis_tunables *t)
 {
-	u32 i;
-	s32 victim;
-
-	bpf_for (i, 1, n) {
-		u32 idx = pos + i;
-
-		if (idx >= n)
-			idx -= n;
-		victim = llc_cpu_at(llc, idx);
-		if (victim >= 0 && scx_bpf_dsq_nr_queued(cpu_dsq(victim)) >= 2 && take_from(victim))
-			return true;
-	}
-	bpf_for (i, 1, nr_cpus) {
-		victim = cpu + i;
-		if (victim >= nr_cpus)
-			victim -= nr_cpus;
-		if (llc_of(victim) != llc &&
-		    scx_bpf_dsq_nr_queued(cpu_dsq(victim)) >= SIS_REMOTE_PULL_QUEUED &&
-		    take_from(victim))
-			return true;
-	}
-	return false;
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED) || scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) ||
+	    scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, t))))
+		return false;
+	return steal(cpu, llc, 2, SIS_REMOTE_PULL_QUEUED) != STOLE_NONE;
 }
 
 /* vtime of @dsq's first task, or ~0 when it is empty. */
@@ -215,8 +229,7 @@ static __always_inline u64 head_vtime(u64 dsq)
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	const struct sis_tunables *t = tun();
-	u32 llc = llc_of(cpu), n = llc_size(llc), pos = llc_pos_of(cpu), i;
-	s32 victim;
+	u32 llc = llc_of(cpu), i;
 
 	if (t->test_inject_error) {
 		scx_bpf_error("test-only error injected through the tunables");
@@ -228,9 +241,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
 		return;
 	}
-	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && !scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
-	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, t))) &&
-	    pull_from_overloaded(cpu, llc, n, pos)) {
+	if (pull_from_overloaded(prev, cpu, llc, t)) {
 		stat_inc(SIS_CNT_PULLS);
 		return;
 	}
@@ -252,26 +263,15 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	if (wakeq_dispatch(cpu, t))
 		return;
 
-	/* Steal inside the LLC first, starting after us so stealers spread out. */
-	bpf_for (i, 1, n) {
-		u32 idx = pos + i;
-
-		if (idx >= n)
-			idx -= n;
-		if (take_from(llc_cpu_at(llc, idx))) {
-			stat_inc(SIS_CNT_DISPATCH_LLC);
-			return;
-		}
-	}
-
-	bpf_for (i, 1, nr_cpus) {
-		victim = cpu + i;
-		if (victim >= nr_cpus)
-			victim -= nr_cpus;
-		if (llc_of(victim) != llc && take_from(victim)) {
-			stat_inc(SIS_CNT_DISPATCH_REMOTE);
-			return;
-		}
+	switch (steal(cpu, llc, 1, 1)) {
+	case STOLE_LLC:
+		stat_inc(SIS_CNT_DISPATCH_LLC);
+		return;
+	case STOLE_REMOTE:
+		stat_inc(SIS_CNT_DISPATCH_REMOTE);
+		return;
+	default:
+		break;
 	}
 
 	/* Other LLCs' wakequeues last: their own CPUs serve them first. */
