@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crossbeam::channel::RecvTimeoutError;
+use crossbeam::channel::TryRecvError;
 use libbpf_rs::{Link, OpenObject, PrintLevel};
 use scx_stats::prelude::*;
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
@@ -26,6 +26,8 @@ pub const OPS_NAME: &str = "scx_sis";
 static LIBBPF_LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static LIBBPF_VERBOSE: AtomicBool = AtomicBool::new(false);
 const LOG_TAIL_LINES: usize = 25;
+/// How often the run loop looks for stats requests, tunable changes and the kernel's exit.
+const POLL_INTERVAL: Duration = Duration::from_millis(100);
 
 fn capture_libbpf(level: PrintLevel, msg: String) {
     // libbpf's info lines (e.g. struct_ops members this kernel lacks) are noise unless -v.
@@ -171,9 +173,13 @@ impl<'a> Scheduler<'a> {
         let mut seen = self.tunables()?;
 
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
-            match req_ch.recv_timeout(Duration::from_millis(100)) {
+            // Poll and sleep rather than recv_timeout(): crossbeam spins (PAUSE, sched_yield)
+            // before it parks, and under QEMU TCG every PAUSE hands the host thread to the
+            // other vCPUs, so that spin outlasted the 100 ms timeout and the daemon never
+            // slept: a whole vCPU (10.3 s of 10.3 s) went to it whenever the guest was busy.
+            match req_ch.try_recv() {
                 Ok(()) => res_ch.send(self.snapshot()?)?,
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(TryRecvError::Empty) => std::thread::sleep(POLL_INTERVAL),
                 Err(e) => Err(e)?,
             }
 
