@@ -19,10 +19,8 @@
 #      SIS_POL_PB_WORKLOAD the workload for it (a command line)
 #      SIS_SCHED_ARGS      extra scx_sis arguments
 #
-# Under TCG a busy-waiting task (PAUSE) gives the host thread to the other vCPUs; the daemon's
-# 100 ms stats loop (crossbeam's spinning backoff) then fills a vCPU once every vCPU is busy.
-# The affinity checks therefore keep the daemon and this shell on CPU 0 (no hog there), so the
-# one CPU left without a hog is really idle.
+# The affinity checks keep the daemon (it wakes every 100 ms) and this shell on CPU 0 (no hog
+# there), so the one CPU left without a hog is really idle.
 . /tests/lib.sh
 
 POL_CHECKS=${SIS_POL_CHECKS:-prevbias curves affinity}
