@@ -58,8 +58,10 @@ static __always_inline u64 cpu_vtime_now(s32 cpu)
  *
  * The lead is also capped in absolute slices: a task waits about lead x the
  * tasks queued ahead of it, and a SCHED_IDLE task (weight 1) would otherwise
- * lead by 400 slices, 37 s behind 30 runnable tasks. The cap only binds below
- * weight 100 * 4 / SIS_MAX_LEAD_SLICES (about nice 12).
+ * lead by 400 slices, 37 s behind 30 runnable tasks. The cap lowers the
+ * ceiling below weight 100 * 4 / SIS_MAX_LEAD_SLICES (about nice 7), but it
+ * cuts a task's share only where one slice charges more than 16 slices of
+ * vtime (weight below 6, about nice 13): nice 0 vs 10 still runs 9:1.
  */
 static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu)
 {
