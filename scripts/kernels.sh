@@ -49,20 +49,25 @@ emit() { # dir
   echo "$1/vmlinuz $1/config $rel"
 }
 
-# Install vmlinuz+config into the cache atomically (a half-copied kernel is never picked up).
-install_kernel() { # vmlinuz config -> prints cache dir
-  local vmlinuz=$1 config=$2 rel dest tmp
-  rel=$("$HERE/vm/kver.sh" "$vmlinuz")
-  grep -qx 'CONFIG_SCHED_CLASS_EXT=y' "$config" || die "$config: CONFIG_SCHED_CLASS_EXT is not y"
-  dest=$KDIR/$rel
+# Copy vmlinuz+config into $KDIR/REL atomically (a half-copied kernel is never picked up).
+store_kernel() { # vmlinuz config rel -> prints cache dir
+  local dest=$KDIR/$3 tmp
   tmp=$(mktemp -d "$KDIR/.tmp.XXXXXX")
-  cp "$vmlinuz" "$tmp/vmlinuz"
-  cp "$config" "$tmp/config"
-  echo "$rel" >"$tmp/release"
+  cp "$1" "$tmp/vmlinuz"
+  cp "$2" "$tmp/config"
+  echo "$3" >"$tmp/release"
   chmod 755 "$tmp"
   rm -rf "$dest"
   mv "$tmp" "$dest"
   echo "$dest"
+}
+
+# store_kernel for a sched_ext kernel, under the release its image reports.
+install_kernel() { # vmlinuz config -> prints cache dir
+  local rel
+  rel=$("$HERE/vm/kver.sh" "$1")
+  grep -qx 'CONFIG_SCHED_CLASS_EXT=y' "$2" || die "$2: CONFIG_SCHED_CLASS_EXT is not y"
+  store_kernel "$1" "$2" "$rel"
 }
 
 # ---------------------------------------------------------------- Debian (private apt config)
@@ -94,6 +99,33 @@ apt_setup() {
   )
 }
 
+apt_update() { # apt_setup, then fetch the package lists of $SUITES
+  apt_setup
+  log "apt-get update ($SUITES, private lists in $APTDIR)"
+  apt-get "${APT_OPTS[@]}" -qq update >&2 || die "apt-get update failed"
+}
+
+# Download Debian's image of REL and extract it into $APTDIR/dl/REL; sets DL_DIR, DL_VMLINUZ and
+# DL_CONFIG. linux-binary-REL (6.19+: vmlinuz; config in linux-base-REL), else linux-image-REL
+# (up to 6.18: vmlinuz and config in one package).
+download_kernel() { # rel
+  local rel=$1 pkgs deb
+  DL_DIR=$APTDIR/dl/$rel
+  rm -rf "$DL_DIR"
+  mkdir -p "$DL_DIR/x"
+  if apt-cache "${APT_OPTS[@]}" show "linux-binary-$rel" >/dev/null 2>&1; then
+    pkgs=("linux-binary-$rel" "linux-base-$rel")
+  else
+    pkgs=("linux-image-$rel")
+  fi
+  log "downloading ${pkgs[*]}"
+  (cd "$DL_DIR" && apt-get "${APT_OPTS[@]}" -qq download "${pkgs[@]}" >&2) || die "apt-get download failed"
+  for deb in "$DL_DIR"/*.deb; do dpkg-deb -x "$deb" "$DL_DIR/x"; done
+  DL_VMLINUZ=$(find "$DL_DIR/x" -type f \( -path "*/modules/$rel/vmlinuz" -o -name "vmlinuz-$rel" \) | head -n1)
+  DL_CONFIG=$(find "$DL_DIR/x" -type f \( -path "*/modules/$rel/config" -o -name "config-$rel" \) | head -n1)
+  [[ -n $DL_VMLINUZ && -n $DL_CONFIG ]] || die "no vmlinuz/config for $rel in ${pkgs[*]}"
+}
+
 fetch_debian() { # series refresh
   local series=$1 refresh=$2 ptr=$KDIR/debian-$1.current rel dir
   if [[ $refresh != 1 && -s $ptr ]]; then
@@ -104,9 +136,7 @@ fetch_debian() { # series refresh
       return
     fi
   fi
-  apt_setup
-  log "apt-get update ($SUITES, private lists in $APTDIR)"
-  apt-get "${APT_OPTS[@]}" -qq update >&2 || die "apt-get update failed"
+  apt_update
 
   # Candidates: linux-binary-<rel> (6.19+: vmlinuz; config in linux-base-<rel>) and
   # linux-image-<rel> (up to 6.18: vmlinuz and config in one package). Newest release first.
@@ -120,24 +150,9 @@ fetch_debian() { # series refresh
 
   dir=$KDIR/$rel
   if ! check_kernel "$dir"; then
-    local dl=$APTDIR/dl/$rel pkgs
-    rm -rf "$dl"
-    mkdir -p "$dl/x"
-    if apt-cache "${APT_OPTS[@]}" show "linux-binary-$rel" >/dev/null 2>&1; then
-      pkgs=("linux-binary-$rel" "linux-base-$rel")
-    else
-      pkgs=("linux-image-$rel")
-    fi
-    log "downloading ${pkgs[*]}"
-    (cd "$dl" && apt-get "${APT_OPTS[@]}" -qq download "${pkgs[@]}" >&2) || die "apt-get download failed"
-    local deb
-    for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$dl/x"; done
-    local vmlinuz config
-    vmlinuz=$(find "$dl/x" -type f \( -path "*/modules/$rel/vmlinuz" -o -name "vmlinuz-$rel" \) | head -n1)
-    config=$(find "$dl/x" -type f \( -path "*/modules/$rel/config" -o -name "config-$rel" \) | head -n1)
-    [[ -n $vmlinuz && -n $config ]] || die "no vmlinuz/config for $rel in ${pkgs[*]}"
-    dir=$(install_kernel "$vmlinuz" "$config")
-    rm -rf "$dl"
+    download_kernel "$rel"
+    dir=$(install_kernel "$DL_VMLINUZ" "$DL_CONFIG")
+    rm -rf "$DL_DIR"
   fi
   echo "$rel" >"$ptr.tmp" && mv "$ptr.tmp" "$ptr"
   emit "$dir"
@@ -161,9 +176,7 @@ fetch_debian_noscx() { # version refresh
   fi
   APTDIR=$CACHE/apt-noscx
   SUITES=${SCX_SIS_DEBIAN_NOSCX_SUITES:-trixie bookworm-backports}
-  apt_setup
-  log "apt-get update ($SUITES, private lists in $APTDIR)"
-  apt-get "${APT_OPTS[@]}" -qq update >&2 || die "apt-get update failed"
+  apt_update
   local re="^linux-image-(${ver//./\\.}\\.[0-9.]+\\+deb[0-9]+-amd64)\$"
   local rels
   rels=$(apt-cache "${APT_OPTS[@]}" pkgnames linux-image- | sed -nE "s/$re/\\1/p" | sort -uV -r)
@@ -172,26 +185,12 @@ fetch_debian_noscx() { # version refresh
   log "newest Debian $ver build: $rel (of $(wc -l <<<"$rels") available)"
   dir=$KDIR/$rel
   if ! has_noscx "$dir"; then
-    local dl=$APTDIR/dl/$rel vmlinuz config deb tmp
-    rm -rf "$dl"
-    mkdir -p "$dl/x"
-    log "downloading linux-image-$rel"
-    (cd "$dl" && apt-get "${APT_OPTS[@]}" -qq download "linux-image-$rel" >&2) || die "apt-get download failed"
-    for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$dl/x"; done
-    vmlinuz=$(find "$dl/x" -type f -name "vmlinuz-$rel" | head -n1)
-    config=$(find "$dl/x" -type f -name "config-$rel" | head -n1)
-    [[ -n $vmlinuz && -n $config ]] || die "no vmlinuz/config for $rel in linux-image-$rel"
-    if grep -qx 'CONFIG_SCHED_CLASS_EXT=y' "$config"; then
+    download_kernel "$rel"
+    if grep -qx 'CONFIG_SCHED_CLASS_EXT=y' "$DL_CONFIG"; then
       die "Debian's $rel has CONFIG_SCHED_CLASS_EXT=y: it cannot serve as the kernel without sched_ext"
     fi
-    tmp=$(mktemp -d "$KDIR/.tmp.XXXXXX")
-    cp "$vmlinuz" "$tmp/vmlinuz"
-    cp "$config" "$tmp/config"
-    echo "$rel" >"$tmp/release"
-    chmod 755 "$tmp"
-    rm -rf "$dir"
-    mv "$tmp" "$dir"
-    rm -rf "$dl"
+    dir=$(store_kernel "$DL_VMLINUZ" "$DL_CONFIG" "$rel")
+    rm -rf "$DL_DIR"
   fi
   echo "$rel" >"$ptr.tmp" && mv "$ptr.tmp" "$ptr"
   emit "$dir"
