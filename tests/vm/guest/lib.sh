@@ -290,6 +290,17 @@ stop_bg_loop() {
   BG_LOOP_FAILS=$(grep -cv '^0$' /tmp/bg_loop.rcs)
 }
 
+# check_bg_loop NAME SECS WHAT: stop_bg_loop SECS, then pass NAME if it ran at least once and every
+# run had rc 0 ("N WHAT, all rc=0"); otherwise fail with the count of each rc.
+check_bg_loop() {
+  stop_bg_loop "$2"
+  if [ "${BG_LOOP_RUNS:-0}" -gt 0 ] && [ "${BG_LOOP_FAILS:-1}" -eq 0 ]; then
+    pass "$1" "$BG_LOOP_RUNS $3, all rc=0"
+  else
+    fail "$1" "$BG_LOOP_RUNS $3, $BG_LOOP_FAILS with rc!=0: $(sort /tmp/bg_loop.rcs | uniq -c | tr -s ' \n' ' ')"
+  fi
+}
+
 # --------------------------------------------------------------------------- helpers (reliability)
 # Used by reliability.sh and no_scx.sh. The samplers poll several times a second while a load
 # runs, and a fork costs milliseconds under TCG, so the hot helpers fork nothing: they read /proc

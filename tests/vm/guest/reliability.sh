@@ -477,12 +477,7 @@ if [ -w "$ONLINE" ] && [ "$(cat "$ONLINE")" = 1 ]; then
   sleep 3
   hotplug 1
   sleep 2
-  stop_bg_loop 60
-  if [ "${BG_LOOP_RUNS:-0}" -gt 0 ] && [ "${BG_LOOP_FAILS:-1}" -eq 0 ]; then
-    pass hotplug_load "$BG_LOOP_RUNS stress-ng runs of 8 s across the hotplug, all rc=0"
-  else
-    fail hotplug_load "$BG_LOOP_RUNS runs, $BG_LOOP_FAILS with rc!=0: $(sort /tmp/bg_loop.rcs | uniq -c | tr -s ' \n' ' ')"
-  fi
+  check_bg_loop hotplug_load 60 "stress-ng runs of 8 s across the hotplug"
   rel_spinner "$HCPU"
   _hp=$REL_PID
   sleep 1
@@ -584,12 +579,7 @@ else
   fail fault_inject_cleared "rc=$TUNE_RC $(show_line "$TUNE_OUT") $(rel_oneline "$TUNE_ERR")"
 fi
 
-stop_bg_loop 60
-if [ "${BG_LOOP_RUNS:-0}" -gt 0 ] && [ "${BG_LOOP_FAILS:-1}" -eq 0 ]; then
-  pass fault_load "$BG_LOOP_RUNS '$HB_FAULT' runs across the three faults, all rc=0"
-else
-  fail fault_load "$BG_LOOP_RUNS runs, $BG_LOOP_FAILS with rc!=0: $(sort /tmp/bg_loop.rcs | uniq -c | tr -s ' \n' ' ')"
-fi
+check_bg_loop fault_load 60 "'$HB_FAULT' runs across the three faults"
 
 # --------------------------------------------------------------------------- clean unload
 t0=$(now_cs)

@@ -227,12 +227,7 @@ else
 fi
 
 # --------------------------------------------------------------------------- workload, dmesg
-stop_bg_loop 30
-if [ "${BG_LOOP_RUNS:-0}" -gt 0 ] && [ "${BG_LOOP_FAILS:-1}" -eq 0 ]; then
-  pass workload "$BG_LOOP_RUNS runs, all rc=0"
-else
-  fail workload "$BG_LOOP_RUNS runs, $BG_LOOP_FAILS with rc!=0: $(sort /tmp/bg_loop.rcs | uniq -c | tr -s ' \n' ' ')"
-fi
+check_bg_loop workload 30 runs
 errs=$(scx_dmesg_errors $((dmesg_lines0 + 1)))
 if [ -z "$errs" ]; then
   pass dmesg_clean "no sched_ext error / stall / BUG / WARNING in dmesg"
