@@ -183,13 +183,19 @@ static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 	return head && time_before(head->scx.dsq_vtime, vtime);
 }
 
+/* ops.dispatch's @prev used up its slice (or yielded) and is still runnable. */
+static __always_inline bool prev_runnable(struct task_struct *prev)
+{
+	return prev && (prev->scx.flags & SCX_TASK_QUEUED);
+}
+
 static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 				      const struct sis_tunables *t)
 {
 	struct sis_cpu_ctx *cctx;
 	u64 vtime;
 
-	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+	if (!prev_runnable(prev))
 		return false;
 	vtime = vtime_charged(prev);
 	if (ahead_of(cpu_dsq(cpu), vtime) || ahead_of(shard_dsq(own_slot(cpu, t)), vtime))
@@ -214,7 +220,7 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 static __always_inline bool pull_from_overloaded(struct task_struct *prev, s32 cpu, u32 llc,
 						 const struct sis_tunables *t)
 {
-	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED) || scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) ||
+	if (!prev_runnable(prev) || scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) ||
 	    scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, t))))
 		return false;
 	return steal(cpu, llc, 2, SIS_REMOTE_PULL_QUEUED) != STOLE_NONE;
