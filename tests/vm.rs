@@ -182,6 +182,19 @@ fn check(run: &GuestRun) {
     }
 }
 
+/// Whether a VM test of `what` runs on `series`; says why when it is skipped.
+fn runs_on(series: &str, what: &str) -> bool {
+    let why = if skip_all() {
+        "SCX_SIS_SKIP_VM=1"
+    } else if !selected_kernels().iter().any(|k| k == series) {
+        "not in SCX_SIS_VM_KERNELS"
+    } else {
+        return true;
+    };
+    say(&format!("vm: {what} on {series}: skipped ({why})"));
+    false
+}
+
 /// Run `script` on `series` if that series is selected; returns false when skipped.
 fn vm_case(series: &str, script: &str, topo: &str, env: &[&str]) -> bool {
     vm_case_then(series, script, topo, env, |_| {})
@@ -189,16 +202,7 @@ fn vm_case(series: &str, script: &str, topo: &str, env: &[&str]) -> bool {
 
 /// `vm_case`, then `post` on the run once `check` passed (host-side checks of its console).
 fn vm_case_then(series: &str, script: &str, topo: &str, env: &[&str], post: fn(&GuestRun)) -> bool {
-    if skip_all() {
-        say(&format!(
-            "vm: {script} on {series}: skipped (SCX_SIS_SKIP_VM=1)"
-        ));
-        return false;
-    }
-    if !selected_kernels().iter().any(|k| k == series) {
-        say(&format!(
-            "vm: {script} on {series}: skipped (not in SCX_SIS_VM_KERNELS)"
-        ));
+    if !runs_on(series, script) {
         return false;
     }
     let run = run_guest(series, script, topo, env);
@@ -307,8 +311,7 @@ fn reliability_long_7() {
         say("vm: reliability.sh --long on 7: skipped (SCX_SIS_LONG=1 runs it)");
         return;
     }
-    if skip_all() || !selected_kernels().iter().any(|k| k == "7") {
-        say("vm: reliability.sh --long on 7: skipped (SCX_SIS_SKIP_VM or SCX_SIS_VM_KERNELS)");
+    if !runs_on("7", "reliability.sh --long") {
         return;
     }
     let env = ["SIS_REL_SECS=600"];
@@ -326,8 +329,7 @@ fn reliability_long_7() {
 /// selected.
 #[test]
 fn no_sched_ext_6_12() {
-    if skip_all() || !selected_kernels().iter().any(|k| k == "6.12") {
-        say("vm: no_scx.sh on debian-6.12: skipped (SCX_SIS_SKIP_VM or SCX_SIS_VM_KERNELS)");
+    if !runs_on("6.12", "no_scx.sh (debian-6.12)") {
         return;
     }
     check(&run_guest("debian-6.12", "no_scx.sh", "2llc-smt", &[]));
@@ -337,8 +339,7 @@ fn no_sched_ext_6_12() {
 // under hackbench and wakelat; the host renders results.md and results.svg.
 #[test]
 fn bench_quick_7() {
-    if skip_all() || !selected_kernels().iter().any(|k| k == "7") {
-        say("vm: bench --vm on 7: skipped (SCX_SIS_SKIP_VM or SCX_SIS_VM_KERNELS)");
+    if !runs_on("7", "bench --vm") {
         return;
     }
     let _guard = VM_LOCK.lock().unwrap_or_else(|e| e.into_inner());
