@@ -14,15 +14,31 @@ pub fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// sched_ext's state ("enabled", "disabled", ...), or "missing" without sched_ext.
+pub fn scx_state() -> String {
+    fs::read_to_string(format!("{SCX_SYSFS}/state"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "missing".into())
+}
+
+/// The loaded scheduler's ops name, or "" when none is loaded.
+pub fn scx_ops() -> String {
+    fs::read_to_string(format!("{SCX_SYSFS}/root/ops"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// The name of the sched_ext scheduler currently loaded, if any.
 pub fn loaded_scheduler() -> Option<String> {
-    let state = fs::read_to_string(format!("{SCX_SYSFS}/state")).ok()?;
-    if state.trim() == "disabled" {
+    if matches!(scx_state().as_str(), "disabled" | "missing") {
         return None;
     }
-    let ops = fs::read_to_string(format!("{SCX_SYSFS}/root/ops"))
-        .unwrap_or_else(|_| "an unnamed scheduler".into());
-    Some(ops.trim().to_string())
+    let ops = scx_ops();
+    Some(if ops.is_empty() {
+        "an unnamed scheduler".into()
+    } else {
+        ops
+    })
 }
 
 const INSTANCE_LOCK: &str = "/run/scx_sis.lock";

@@ -21,10 +21,9 @@ use super::record::RunRecord;
 use super::workload::{self, Sizing, Workload};
 use super::Plan;
 use crate::metrics::Metrics;
-use crate::{preflight, tunables};
+use crate::preflight::{self, scx_ops, scx_state};
+use crate::tunables;
 
-const SCX_STATE: &str = "/sys/kernel/sched_ext/state";
-const SCX_OPS: &str = "/sys/kernel/sched_ext/root/ops";
 /// The verifier runs ~100x slower under TCG.
 const ENABLE_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -42,18 +41,6 @@ pub struct Env {
     pub dir: PathBuf,
     /// Prefix of the progress lines on stderr.
     pub progress: &'static str,
-}
-
-pub fn scx_state() -> String {
-    fs::read_to_string(SCX_STATE)
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "missing".into())
-}
-
-fn scx_ops() -> String {
-    fs::read_to_string(SCX_OPS)
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
 }
 
 fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
