@@ -49,21 +49,9 @@ pol_llcs() {
       t = substr(s, RSTART + 1); sub(/".*/, "", t); printf "%s ", t; s = substr(s, RSTART + RLENGTH) } }'
 }
 
-# pol_sum FILE NAME: NAME summed over every LLC of every line of FILE (monitor --json output).
-pol_sum() {
-  awk -v F="$2" '{
-    s = $0
-    while (match(s, /"[0-9]+":\{"cpus"/)) {
-      s = substr(s, RSTART); j = index(s, "\"select_ns_hist\""); seg = j ? substr(s, 1, j) : s
-      k = index(seg, "\"" F "\":")
-      if (k) { v = substr(seg, k + length(F) + 3); if (match(v, /^-?[0-9.eE+]+/)) tot += substr(v, 1, RLENGTH) }
-      if (!j) break
-      s = substr(s, j + 10)
-    } } END { printf "%d\n", tot }' "$1"
-}
-
-# pol_jsum JSON NAME: NAME summed over the LLCs of one monitor line.
-pol_jsum() { printf '%s\n' "$1" >/tmp/pol_jsum.json; pol_sum /tmp/pol_jsum.json "$2"; }
+# pol_jsum JSON NAME: NAME summed over the LLCs of one monitor line (json_sum of lib.sh: every
+# counter policy.sh reads appears only in the LLC objects).
+pol_jsum() { printf '%s\n' "$1" | json_sum "$2"; }
 
 # pol_snap SECS: one `monitor --json` report covering SECS seconds (counters are deltas over them;
 # cpus, util_pct and nr_scan are gauges at its end).
@@ -198,9 +186,9 @@ check_prev_bias() {
         continue
       fi
       _r=$(pol_ratio "$POL_MIG" "$POL_CS")
-      _pai=$(pol_sum /tmp/pol_pb.json prev_almost_idle)
-      _st=$(($(pol_sum /tmp/pol_pb.json dispatch_llc_steal) + $(pol_sum /tmp/pol_pb.json dispatch_remote_steal)))
-      info "prev_bias run $_i $_pb: cpu-migrations=$POL_MIG context-switches=$POL_CS per-cs=$_r wall=$(fmt_cs $((_t1 - _t0)))s | prev_almost_idle=$_pai wakeups=$(pol_sum /tmp/pol_pb.json wakeups) steals=$_st | $(tail -n 1 /tmp/pol_cmd.out | cut -c1-90)"
+      _pai=$(json_sum prev_almost_idle </tmp/pol_pb.json)
+      _st=$(($(json_sum dispatch_llc_steal </tmp/pol_pb.json) + $(json_sum dispatch_remote_steal </tmp/pol_pb.json)))
+      info "prev_bias run $_i $_pb: cpu-migrations=$POL_MIG context-switches=$POL_CS per-cs=$_r wall=$(fmt_cs $((_t1 - _t0)))s | prev_almost_idle=$_pai wakeups=$(json_sum wakeups </tmp/pol_pb.json) steals=$_st | $(tail -n 1 /tmp/pol_cmd.out | cut -c1-90)"
       if [ "$_pb" = on ]; then
         _r_on="$_r_on $_r" _m_on="$_m_on $POL_MIG" _c_on="$_c_on $POL_CS"
         _pai_on=$((_pai_on + _pai)) _st_on=$((_st_on + _st))
