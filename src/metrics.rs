@@ -57,6 +57,8 @@ pub struct LlcMetrics {
     pub dispatch_keep: u64,
     #[stat(desc = "Busy CPUs with nothing queued that took a task from an overloaded CPU")]
     pub pulls: u64,
+    #[stat(desc = "Tasks sent to, or idle CPUs woken for, work waiting on a CPU a higher class took")]
+    pub rescues: u64,
     #[stat(desc = "llc_scan stages run")]
     pub scan_runs: u64,
     #[stat(desc = "llc_scan stages skipped because nr_scan was 0")]
@@ -135,6 +137,7 @@ impl LlcMetrics {
             tick_kicks: get(sis_counter_SIS_CNT_TICK_KICKS),
             dispatch_keep: get(sis_counter_SIS_CNT_DISPATCH_KEEP),
             pulls: get(sis_counter_SIS_CNT_PULLS),
+            rescues: get(sis_counter_SIS_CNT_RESCUES),
             scan_runs: get(sis_counter_SIS_CNT_SCAN_RUNS),
             scan_skipped: get(sis_counter_SIS_CNT_SCAN_SKIPPED),
             scan_depth: get(sis_counter_SIS_CNT_SCAN_DEPTH),
@@ -170,6 +173,7 @@ impl LlcMetrics {
             tick_kicks: d(self.tick_kicks, e.tick_kicks),
             dispatch_keep: d(self.dispatch_keep, e.dispatch_keep),
             pulls: d(self.pulls, e.pulls),
+            rescues: d(self.rescues, e.rescues),
             scan_runs: d(self.scan_runs, e.scan_runs),
             scan_skipped: d(self.scan_skipped, e.scan_skipped),
             scan_depth: d(self.scan_depth, e.scan_depth),

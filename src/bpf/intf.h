@@ -76,6 +76,7 @@ enum sis_counter {
 	SIS_CNT_WAKEQ_WAITS,	  /* shard-queued tasks that started running */
 	SIS_CNT_WAKEQ_WAIT_NS,	  /* their summed wait, enqueue to running */
 	SIS_CNT_PULLS,		  /* a busy CPU with nothing queued took from an overloaded one */
+	SIS_CNT_RESCUES,	  /* tasks sent to an idle CPU when a higher class took theirs */
 	SIS_NR_COUNTERS,
 };
 

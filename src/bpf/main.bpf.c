@@ -99,6 +99,22 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	return pl.cpu;
 }
 
+/*
+ * @p was waiting on a CPU that a higher sched class (RT, deadline) took: run it
+ * on an idle CPU it may use instead, as the kernel's RT push would for CFS.
+ */
+static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags)
+{
+	s32 idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+
+	if (idle < 0)
+		return false;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, slice_ns(), enq_flags);
+	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+	stat_inc(SIS_CNT_RESCUES);
+	return true;
+}
+
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	const struct sis_tunables *t = tun();
@@ -114,6 +130,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	/* Taken out of a shard without running (affinity or priority change). */
 	if (tctx)
 		wakeq_forget(tctx, shard_left);
+	if ((enq_flags & SCX_ENQ_REENQ) && rescue_to_idle(p, enq_flags))
+		return;
 	if (wakeq_enqueue(p, cpu, vtime, enq_flags, t))
 		return;
 
@@ -292,6 +310,24 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 }
 
 /*
+ * Claim an idle CPU to steal @cpu's waiting tasks: in @cpu's LLC if one is
+ * idle, else anywhere (idle CPUs steal from other LLCs too). Not the running
+ * task's mask: a pinned task running here says nothing about who waits.
+ */
+static __always_inline s32 claim_idle_near(s32 cpu)
+{
+	const struct cpumask *mask = llc_mask(llc_of(cpu));
+	s32 idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
+
+	if (idle < 0) {
+		mask = scx_bpf_get_idle_cpumask();
+		idle = scx_bpf_pick_idle_cpu(mask, 0);
+		scx_bpf_put_idle_cpumask(mask);
+	}
+	return idle;
+}
+
+/*
  * Work conservation, the way the kernel's nohz balancer kick does it: a busy
  * CPU with tasks waiting behind it wakes an idle CPU, which then steals. A
  * tick bounds the wait without undoing the prev-CPU bias on every wakeup.
@@ -299,21 +335,42 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p), idle;
-	const struct cpumask *mask;
 
 	if (tun()->plain)
 		return;
 	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
 	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun()))))
 		return;
-	mask = llc_mask(llc_of(cpu));
-	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
-	if (idle < 0)
-		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	idle = claim_idle_near(cpu);
 	if (idle < 0)
 		return;
 	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 	stat_inc(SIS_CNT_TICK_KICKS);
+}
+
+/*
+ * A higher sched class took @cpu. What waits here would wait until it comes
+ * back: on 6.12 a busy loop got 9 of 1000 ticks behind a SCHED_FIFO hog while
+ * seven CPUs idled. The local DSQ goes back through ops.enqueue (which sends
+ * it to idle CPUs); for this CPU's own queue, wake one idle CPU per waiting
+ * task to steal it.
+ */
+void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	u64 waiting;
+	u32 i;
+	s32 idle;
+
+	scx_bpf_reenqueue_local();
+	waiting = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) +
+		  scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun())));
+	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
+		idle = claim_idle_near(cpu);
+		if (idle < 0)
+			break;
+		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+		stat_inc(SIS_CNT_RESCUES);
+	}
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
@@ -435,6 +492,7 @@ void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
 
 SCX_OPS_DEFINE(sis_ops, .select_cpu = (void *)sis_select_cpu, .enqueue = (void *)sis_enqueue,
 	       .dispatch = (void *)sis_dispatch, .tick = (void *)sis_tick,
+	       .cpu_release = (void *)sis_cpu_release,
 	       .running = (void *)sis_running, .stopping = (void *)sis_stopping,
 	       .enable = (void *)sis_enable, .init_task = (void *)sis_init_task,
 	       .exit_task = (void *)sis_exit_task, .init = (void *)sis_init,
