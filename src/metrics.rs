@@ -57,7 +57,9 @@ pub struct LlcMetrics {
     pub dispatch_keep: u64,
     #[stat(desc = "Busy CPUs with nothing queued that took a task from an overloaded CPU")]
     pub pulls: u64,
-    #[stat(desc = "Tasks sent to, or idle CPUs woken for, work waiting on a CPU a higher class took")]
+    #[stat(
+        desc = "Tasks sent to, or idle CPUs woken for, work waiting on a CPU a higher class took"
+    )]
     pub rescues: u64,
     #[stat(desc = "llc_scan stages run")]
     pub scan_runs: u64,

@@ -170,15 +170,45 @@ fn check(run: &GuestRun) {
             run.script, run.release, run.console
         ));
         panic!(
-            "{} on kernel {} ({}): rc={}, {} passed, {} failed: {:?}",
+            "{} on kernel {} ({}): rc={}, {} passed, {} failed: {:?}{}",
             run.script,
             run.kernel,
             run.release,
             run.rc,
             run.passes.len(),
             run.fails.len(),
-            run.fails
+            run.fails,
+            kernel_report(&run.console)
         );
+    }
+}
+
+/// The kernel's own account of a stall or error (an RCU stall splat with its backtraces, say),
+/// from its first line on, for the panic message: CI logs keep the message but may cut the
+/// console printed before it.
+fn kernel_report(console: &str) -> String {
+    const FIRST: [&str; 5] = [
+        "rcu: INFO:",
+        "detected stall",
+        "runnable task stall",
+        "watchdog: BUG:",
+        "Call Trace:",
+    ];
+    let lines: Vec<&str> = console.lines().collect();
+    match lines
+        .iter()
+        .position(|l| FIRST.iter().any(|f| l.contains(f)))
+    {
+        Some(at) => format!(
+            "\n----- kernel report (console from its first line, 60 lines) -----\n{}",
+            lines[at..]
+                .iter()
+                .take(60)
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        None => String::new(),
     }
 }
 

@@ -2,7 +2,7 @@
 # Build the test initramfs (cpio newc, gzip).
 #   mkinitramfs.sh --out FILE --config KCONFIG --release REL [--bin SCX_SIS] [--guest SCRIPT]
 #                  [--env-file FILE] [--extra HOST_BINARY]...
-# Contents: busybox (+ applet links), /bin/scx_sis, hackbench, perf, stress-ng, nice, any --extra
+# Contents: busybox (+ applet links), /bin/scx_sis, hackbench, perf, stress-ng, nice, chrt, any --extra
 # binaries, all their ldd libraries and the dynamic loader, tests/vm/guest/* at /tests/,
 # the kernel config at /boot/config-REL (libbpf reads it for __kconfig externs; Debian kernels
 # have no /proc/config.gz), /etc/sis.env and /init.
@@ -74,6 +74,7 @@ put_bin "$(need stress-ng)" /bin/stress-ng
 put_bin "$(need perf)" /bin/perf
 # busybox has renice but no nice.
 put_bin "$(need nice)" /bin/nice
+put_bin "$(need chrt)" /bin/chrt
 for x in "${extras[@]}"; do
   put_bin "$x" "/bin/$(basename "$x")"
 done

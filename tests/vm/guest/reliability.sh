@@ -9,6 +9,7 @@
 #               affinity another process keeps changing, per-CPU kthreads (bound kworkers made to
 #               work through /proc/sys/vm/stat_refresh, ksoftirqd): all run, and only where allowed
 #   hygiene     the daemon's VmRSS from the start of the first load to the end of the second
+#   rt_preempt  a SCHED_FIFO hog takes the CPU of a running task that may move: it moves
 #   hotplug     CPU SIS_REL_HOTPLUG_CPU off and on under load: enabled again, daemon says why
 #   faults      sysrq-S, SIGKILL, an injected scx_bpf_error(): EEVDF afterwards, the daemon prints
 #               the kernel's reason and exits non-zero, a fresh start works
@@ -420,6 +421,43 @@ elif [ "$RSS0" -gt 0 ] && [ "$RSS1" -gt 0 ] && [ "$RSS1" -le "$RSS_MAX" ]; then
   pass rss "$d"
 else
   fail rss "$d"
+fi
+
+# --------------------------------------------------------------------------- a higher class takes a CPU
+# A busy loop free to run anywhere is running on CPU RT_CPU when a SCHED_FIFO hog pinned there
+# takes that CPU; every other CPU is idle. EEVDF moves the loop at once (it got 100% here). Left
+# queued behind the hog it gets what RT throttling leaves: 9 of 1000 ticks on 6.12 before
+# ops.cpu_release. Bound: 80% of the window.
+ensure_sched rt_preempt
+RT_CPU=1
+RT_SECS=10
+rel_spinner $RT_CPU
+_loop=$REL_PID
+sleep 1
+taskset -p -c "0-$((N - 1))" "$_loop" >/dev/null
+# The monitor window spans the hog's start, when the rescue happens.
+/bin/scx_sis monitor --json --interval $((RT_SECS + 3)) --count 1 >/tmp/rel_rt_mon 2>/dev/null &
+_mon=$!
+sleep 1
+chrt -f 50 taskset -c $RT_CPU sh -c 'while :; do :; done' &
+_hog=$!
+sleep 1
+rel_ticks "$_loop"
+_t0=$REL_TICKS
+_c0=$(now_cs)
+sleep $RT_SECS
+rel_ticks "$_loop"
+_got=$((REL_TICKS - _t0))
+_win=$(($(now_cs) - _c0))
+rel_cpu "$_loop"
+_on=$REL_CPU
+kill -KILL "$_hog" "$_loop" 2>/dev/null
+wait "$_hog" "$_loop" "$_mon" 2>/dev/null
+_d="busy loop ran $_got ticks in $_win cs (min 80%) with a SCHED_FIFO hog on cpu$RT_CPU, last on cpu$_on; rescues=$(tail -n 1 /tmp/rel_rt_mon | json_sum rescues); state=$(rel_state)"
+if [ "$_got" -ge $((_win * 4 / 5)) ] && [ "$(rel_state)" = enabled ]; then
+  pass rt_preempt "$_d"
+else
+  fail rt_preempt "$_d"
 fi
 
 # --------------------------------------------------------------------------- CPU hotplug
