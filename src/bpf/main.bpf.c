@@ -492,8 +492,7 @@ void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
 
 SCX_OPS_DEFINE(sis_ops, .select_cpu = (void *)sis_select_cpu, .enqueue = (void *)sis_enqueue,
 	       .dispatch = (void *)sis_dispatch, .tick = (void *)sis_tick,
-	       .cpu_release = (void *)sis_cpu_release,
-	       .running = (void *)sis_running, .stopping = (void *)sis_stopping,
-	       .enable = (void *)sis_enable, .init_task = (void *)sis_init_task,
-	       .exit_task = (void *)sis_exit_task, .init = (void *)sis_init,
-	       .exit = (void *)sis_exit, .name = "scx_sis");
+	       .cpu_release = (void *)sis_cpu_release, .running = (void *)sis_running,
+	       .stopping = (void *)sis_stopping, .enable = (void *)sis_enable,
+	       .init_task = (void *)sis_init_task, .exit_task = (void *)sis_exit_task,
+	       .init = (void *)sis_init, .exit = (void *)sis_exit, .name = "scx_sis");
