@@ -140,10 +140,18 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
-/* Move the first task @p may run of @cpu's DSQ here, if it holds at least @min tasks. */
+/*
+ * Move the first task this CPU may run of @cpu's DSQ here, if it holds at
+ * least @min tasks, or any task while a higher sched class holds @cpu: what
+ * waits there would wait until the RT or deadline task lets go.
+ */
 static __always_inline bool take_from(s32 cpu, u64 min)
 {
-	return cpu >= 0 && scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) >= min &&
+	struct sis_cpu_ctx *cctx = cpu >= 0 ? cpu_ctx(cpu) : NULL;
+
+	if (!cctx)
+		return false;
+	return scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) >= (cctx->released ? 1 : min) &&
 	       scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
 }
 
@@ -353,14 +361,17 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
  * back: on 6.12 a busy loop got 9 of 1000 ticks behind a SCHED_FIFO hog while
  * seven CPUs idled. The local DSQ goes back through ops.enqueue (which sends
  * it to idle CPUs); for this CPU's own queue, wake one idle CPU per waiting
- * task to steal it.
+ * task to steal it. Until ops.cpu_acquire, busy CPUs may pull from it too.
  */
 void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	u64 waiting;
 	u32 i;
 	s32 idle;
 
+	if (cctx)
+		cctx->released = 1;
 	scx_bpf_reenqueue_local();
 	waiting = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) +
 		  scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun())));
@@ -371,6 +382,14 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 		stat_inc(SIS_CNT_RESCUES);
 	}
+}
+
+void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
+{
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+
+	if (cctx)
+		cctx->released = 0;
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
@@ -492,7 +511,8 @@ void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
 
 SCX_OPS_DEFINE(sis_ops, .select_cpu = (void *)sis_select_cpu, .enqueue = (void *)sis_enqueue,
 	       .dispatch = (void *)sis_dispatch, .tick = (void *)sis_tick,
-	       .cpu_release = (void *)sis_cpu_release, .running = (void *)sis_running,
-	       .stopping = (void *)sis_stopping, .enable = (void *)sis_enable,
-	       .init_task = (void *)sis_init_task, .exit_task = (void *)sis_exit_task,
-	       .init = (void *)sis_init, .exit = (void *)sis_exit, .name = "scx_sis");
+	       .cpu_acquire = (void *)sis_cpu_acquire, .cpu_release = (void *)sis_cpu_release,
+	       .running = (void *)sis_running, .stopping = (void *)sis_stopping,
+	       .enable = (void *)sis_enable, .init_task = (void *)sis_init_task,
+	       .exit_task = (void *)sis_exit_task, .init = (void *)sis_init,
+	       .exit = (void *)sis_exit, .name = "scx_sis");

@@ -24,8 +24,8 @@ struct sis_cpu_ctx {
 	 * a low-weight task's fast-moving vtime does not drag everyone forward.
 	 */
 	u64 vtime_now;
-	u32 running; /* an ext task is on this CPU right now */
-	u32 pad;
+	u32 running;  /* an ext task is on this CPU right now */
+	u32 released; /* a higher sched class holds it (cpu_release .. cpu_acquire) */
 	/* Scratch mask for "LLC and the task's affinity" while placing. */
 	struct bpf_cpumask __kptr *scratch;
 };

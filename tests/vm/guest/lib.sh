@@ -402,6 +402,28 @@ rel_in_list() {
   return 1
 }
 
+# rel_rt_on LIST: user tasks with an RT or deadline policy (stat field 41: 1 FIFO, 2 RR, 6 DEADLINE)
+# running on a CPU of LIST (state R, field 39), as "pid:comm:policy@cpu" words in REL_RT. Such a
+# task holds its CPU above sched_ext: stress-ng's schedpolicy and race-sched workers become one.
+# Kernel threads (ppid 2) are left out: migration/N and the like run for microseconds.
+rel_rt_on() {
+  REL_RT=
+  _rl=$1
+  for _f in /proc/[0-9]*/stat; do
+    read -r _s 2>/dev/null <"$_f" || continue
+    _rc=${_s#*\(}
+    _rc=${_rc%%\)*}
+    _s=${_s##*") "}
+    # shellcheck disable=SC2086  # word splitting intended
+    set -- $_s
+    case ${39} in 1 | 2 | 6) ;; *) continue ;; esac
+    [ "$1" = R ] && [ "$2" != 2 ] && rel_in_list "${37}" "$_rl" || continue
+    _p=${_f#/proc/}
+    REL_RT="$REL_RT ${_p%/stat}:$_rc:${39}@${37}"
+  done
+  REL_RT=${REL_RT# }
+}
+
 # rel_spinner [CPULIST]: start a busy loop (pinned to CPULIST if given). Sets REL_PID.
 rel_spinner() {
   if [ -n "${1:-}" ]; then
@@ -429,12 +451,14 @@ rel_sleeper() {
 # affinity to each LIST in turn (taskset -p, from this other process), wait until PID made progress
 # twice (2 counts in COUNTERFILE, or 2 CPU ticks for "-") so that it ran after the change, then
 # check that the CPU it last ran on (stat field 39) is in LIST. A change not followed by progress
-# within 20 s is "stuck". Writes one line to OUT:
-#   changes=N bad_cpu=N stuck=N wait_avg=S wait_max=S bad=[cpu@list ...]
+# within 20 s is "stuck", unless an RT or deadline task then held LIST's CPUs ("held": sched_ext
+# gets only what RT throttling or its deadline server leaves there, on any ext scheduler).
+# Writes one line to OUT:
+#   changes=N bad_cpu=N stuck=N held=N wait_avg=S wait_max=S bad=[cpu@list ...]
 rel_mover() {
   _mp=$1 _md=$2 _mo=$3 _mf=${4#-}
   shift 4
-  _n=0 _bad=0 _stuck=0 _wsum=0 _wmax=0 _badl=
+  _n=0 _bad=0 _stuck=0 _held=0 _wsum=0 _wmax=0 _badl=
   rel_now
   while [ "$REL_NOW" -lt "$_md" ] && [ -d "/proc/$_mp" ]; do
     for _ml in "$@"; do
@@ -464,14 +488,20 @@ rel_mover() {
           _badl="$_badl $REL_CPU@$_ml"
         fi
       else
-        _stuck=$((_stuck + 1))
-        _badl="$_badl stuck@$_ml"
+        rel_rt_on "$_ml"
+        if [ -n "$REL_RT" ]; then
+          _held=$((_held + 1))
+          _badl="$_badl held@$_ml($REL_RT)"
+        else
+          _stuck=$((_stuck + 1))
+          _badl="$_badl stuck@$_ml"
+        fi
       fi
     done
   done
-  _ok_n=$((_n - _stuck))
+  _ok_n=$((_n - _stuck - _held))
   [ $_ok_n -gt 0 ] || _ok_n=1
-  echo "changes=$_n bad_cpu=$_bad stuck=$_stuck wait_avg=$(fmt_cs $((_wsum / _ok_n)))s wait_max=$(fmt_cs $_wmax)s bad=[$(echo "${_badl# }" | cut -c1-300)]" >"$_mo"
+  echo "changes=$_n bad_cpu=$_bad stuck=$_stuck held=$_held wait_avg=$(fmt_cs $((_wsum / _ok_n)))s wait_max=$(fmt_cs $_wmax)s bad=[$(echo "${_badl# }" | cut -c1-300)]" >"$_mo"
 }
 
 # rel_sampler DEADLINE_CS OUT PID:CPULIST...: every ~0.3 s until DEADLINE_CS, check that each PID
