@@ -16,7 +16,8 @@
 # Env knobs: SIS_REL_SECS (each load, default 180; 600 for a long run), SIS_REL_AFFINITY_SECS
 # (default SECS/2 within 30..90), SIS_REL_HB_LOOPS (default 50), SIS_REL_HOTPLUG_CPU (default 3),
 # SIS_REL_ENABLE_SECS (bound on "enabled again", default 60), SIS_REL_KWORKER_MAX_CS (bound on one
-# stat_refresh, default 2500 = 25 s), SIS_REL_MIX (the stress-ng stressors, default below).
+# stat_refresh, default 2500 = 25 s), SIS_REL_MIX (the stress-ng stressors, default below),
+# SIS_REL_FIRST_LOAD_ONLY (stop after the first load).
 # The minimums below (progress, affinity changes, monitor objects) are low and the bounds long on
 # purpose: these checks are for starvation and misplacement, not latency. Other VMs and builds may
 # share the host's 2 cores (load average 10 was seen), and a guest that gets a fifth of a core
@@ -380,6 +381,8 @@ rss_sample start
 RSS0=$(rel_rss_kb "$DAEMON")
 RSS_SPAN="2 x ${SECS}s of load"
 load features
+# For chasing a load-phase failure: stop after the first load.
+[ -n "${SIS_REL_FIRST_LOAD_ONLY:-}" ] && finish
 
 if sched_alive && [ "$(rel_state)" = enabled ]; then
   tune --wakeq on
