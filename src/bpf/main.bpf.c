@@ -370,6 +370,13 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 	u32 i;
 	s32 idle;
 
+	/*
+	 * The migration stopper holds a CPU for microseconds, and stress-ng's
+	 * affinity changes run it hundreds of times a second: sending work away
+	 * each time only churned tasks between CPUs.
+	 */
+	if (args && args->reason == SCX_CPU_PREEMPT_STOP)
+		return;
 	if (cctx)
 		cctx->released = 1;
 	scx_bpf_reenqueue_local();
