@@ -318,11 +318,12 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 }
 
 /*
- * Claim an idle CPU to steal @cpu's waiting tasks: in @cpu's LLC if one is
- * idle, else anywhere (idle CPUs steal from other LLCs too). Not the running
- * task's mask: a pinned task running here says nothing about who waits.
+ * Wake an idle CPU to steal @cpu's waiting tasks, counted in @counter: in
+ * @cpu's LLC if one is idle, else anywhere (idle CPUs steal from other LLCs
+ * too). Not the running task's mask: a pinned task running here says nothing
+ * about who waits. False when no CPU is idle.
  */
-static __always_inline s32 claim_idle_near(s32 cpu)
+static __always_inline bool wake_stealer(s32 cpu, enum sis_counter counter)
 {
 	const struct cpumask *mask = llc_mask(llc_of(cpu));
 	s32 idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
@@ -332,7 +333,11 @@ static __always_inline s32 claim_idle_near(s32 cpu)
 		idle = scx_bpf_pick_idle_cpu(mask, 0);
 		scx_bpf_put_idle_cpumask(mask);
 	}
-	return idle;
+	if (idle < 0)
+		return false;
+	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+	stat_inc(counter);
+	return true;
 }
 
 /*
@@ -342,18 +347,14 @@ static __always_inline s32 claim_idle_near(s32 cpu)
  */
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
-	s32 cpu = scx_bpf_task_cpu(p), idle;
+	s32 cpu = scx_bpf_task_cpu(p);
 
 	if (tun()->plain)
 		return;
 	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
 	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun()))))
 		return;
-	idle = claim_idle_near(cpu);
-	if (idle < 0)
-		return;
-	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
-	stat_inc(SIS_CNT_TICK_KICKS);
+	wake_stealer(cpu, SIS_CNT_TICK_KICKS);
 }
 
 /*
@@ -368,7 +369,6 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	u64 waiting;
 	u32 i;
-	s32 idle;
 
 	/*
 	 * The migration stopper holds a CPU for microseconds, and stress-ng's
@@ -383,11 +383,8 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 	waiting = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) +
 		  scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun())));
 	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
-		idle = claim_idle_near(cpu);
-		if (idle < 0)
+		if (!wake_stealer(cpu, SIS_CNT_RESCUES))
 			break;
-		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
-		stat_inc(SIS_CNT_RESCUES);
 	}
 }
 

@@ -409,17 +409,15 @@ rel_in_list() {
 rel_rt_on() {
   REL_RT=
   _rl=$1
-  for _f in /proc/[0-9]*/stat; do
-    read -r _s 2>/dev/null <"$_f" || continue
-    _rc=${_s#*\(}
-    _rc=${_rc%%\)*}
-    _s=${_s##*") "}
+  for _d in /proc/[0-9]*; do
+    _p=${_d#/proc/}
+    rel_stat "$_p" || continue
     # shellcheck disable=SC2086  # word splitting intended
-    set -- $_s
+    set -- $REL_STAT
     case ${39} in 1 | 2 | 6) ;; *) continue ;; esac
     [ "$1" = R ] && [ "$2" != 2 ] && rel_in_list "${37}" "$_rl" || continue
-    _p=${_f#/proc/}
-    REL_RT="$REL_RT ${_p%/stat}:$_rc:${39}@${37}"
+    read -r _rc 2>/dev/null <"$_d/comm"
+    REL_RT="$REL_RT $_p:$_rc:${39}@${37}"
   done
   REL_RT=${REL_RT# }
 }

@@ -284,8 +284,8 @@ affinity() {
   # Moved: after each change it ran again within 20 s (no "stuck") and only inside the new mask;
   # at least one change must have been made (a loaded host may allow only a few). A change whose
   # CPUs an RT or deadline task of the mix held is "held", reported and not failed: a pinned task
-  # there waits for RT throttling on any scheduler (CI saw 18-20 s on 6.12 with the stress-ng
-  # spinner pinned to the same CPU at 6% of it).
+  # there waits for RT throttling on any scheduler. (CI's 18-20 s waits on 6.12 were not shown
+  # to be that: no RT task was seen holding a CPU under this mix.)
   for _mv in run:$_td:ticks sleep:$_ce:rounds; do
     _f=/tmp/rel_mv_${_mv%%:*}
     _d="${_mv%%:*} task (progress ${_mv#*:}): $(cat "$_f")"
