@@ -139,7 +139,7 @@ impl<'a> Scheduler<'a> {
 
     /// Cumulative counters of every LLC, as published to stats clients.
     fn snapshot(&self) -> Result<Metrics> {
-        let per_cpu = stats::read_per_cpu(&self.skel.maps.cpu_stats)?;
+        let per_cpu = stats::read_per_cpu(&self.skel.maps.llc_stats)?;
         let counters = stats::per_llc(&per_cpu, &self.layout.cpu_llc(), self.layout.llcs.len());
         let bss = self.skel.maps.bss_data.as_ref();
         let llcs = counters

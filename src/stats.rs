@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 use libbpf_rs::{MapCore, MapFlags};
 
-use crate::bpf_intf::{self, sis_cpu_stats};
+use crate::bpf_intf::{self, sis_llc_stats};
 
 pub const NR_COUNTERS: usize = bpf_intf::sis_counter_SIS_NR_COUNTERS as usize;
 pub const NR_PATHS: usize = bpf_intf::sis_path_SIS_NR_PATHS as usize;
@@ -23,7 +23,7 @@ pub const PATH_NAMES: [&str; NR_PATHS] = [
 ];
 
 // SAFETY: a repr(C) struct of u64 arrays, valid for any bit pattern.
-unsafe impl plain::Plain for sis_cpu_stats {}
+unsafe impl plain::Plain for sis_llc_stats {}
 
 /// Counters of one LLC (or of one CPU), summed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Counters {
         self.counters[c as usize]
     }
 
-    fn add(&mut self, s: &sis_cpu_stats) {
+    fn add(&mut self, s: &sis_llc_stats) {
         add_into(&mut self.counters, &s.counters);
         add_into(&mut self.paths, &s.paths);
         add_into(&mut self.cost_hist, &s.cost_hist);
@@ -63,7 +63,7 @@ fn add_into<const N: usize>(acc: &mut [u64; N], v: &[u64; N]) {
 }
 
 /// Read every CPU's counters from the per-CPU map.
-pub fn read_per_cpu(map: &impl MapCore) -> Result<Vec<sis_cpu_stats>> {
+pub fn read_per_cpu(map: &impl MapCore) -> Result<Vec<sis_llc_stats>> {
     let per_cpu = map
         .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
         .context("failed to read the per-CPU stats")?
@@ -71,8 +71,8 @@ pub fn read_per_cpu(map: &impl MapCore) -> Result<Vec<sis_cpu_stats>> {
     per_cpu
         .iter()
         .map(|bytes| {
-            // SAFETY: all-zero is a valid sis_cpu_stats.
-            let mut s: sis_cpu_stats = unsafe { std::mem::zeroed() };
+            // SAFETY: all-zero is a valid sis_llc_stats.
+            let mut s: sis_llc_stats = unsafe { std::mem::zeroed() };
             plain::copy_from_bytes(&mut s, bytes)
                 .map_err(|e| anyhow::anyhow!("malformed stats: {e:?}"))?;
             Ok(s)
@@ -81,7 +81,7 @@ pub fn read_per_cpu(map: &impl MapCore) -> Result<Vec<sis_cpu_stats>> {
 }
 
 /// Sum per-CPU counters into per-LLC ones.
-pub fn per_llc(per_cpu: &[sis_cpu_stats], cpu_llc: &[usize], nr_llcs: usize) -> Vec<Counters> {
+pub fn per_llc(per_cpu: &[sis_llc_stats], cpu_llc: &[usize], nr_llcs: usize) -> Vec<Counters> {
     let mut llcs = vec![Counters::default(); nr_llcs];
     for (cpu, s) in per_cpu.iter().enumerate() {
         if let Some(&llc) = cpu_llc.get(cpu) {
@@ -96,9 +96,9 @@ mod tests {
     use super::*;
     use bpf_intf::*;
 
-    fn cpu_stats(wakeups: u64, path: usize) -> sis_cpu_stats {
+    fn cpu_stats(wakeups: u64, path: usize) -> sis_llc_stats {
         // SAFETY: all-zero is valid.
-        let mut s: sis_cpu_stats = unsafe { std::mem::zeroed() };
+        let mut s: sis_llc_stats = unsafe { std::mem::zeroed() };
         s.counters[sis_counter_SIS_CNT_WAKEUPS as usize] = wakeups;
         s.paths[path] = wakeups;
         s

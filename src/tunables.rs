@@ -33,7 +33,7 @@ pub fn defaults() -> sis_tunables {
         wakeq_shards: 0,
         test_inject_error: 0,
         plain: 0,
-        pad: 0,
+        balance_lag_us: 12_000,
     }
 }
 

@@ -53,7 +53,12 @@ enum sis_curve {
 	SIS_NR_CURVES,
 };
 
-/* Plain event counters; each CPU counts its own, the daemon sums them per LLC. */
+/*
+ * Plain event counters. Each CPU keeps one copy per LLC (a per-CPU array keyed
+ * by LLC), so no counter needs an atomic; the daemon sums the CPUs of each key.
+ * select_cpu files a wakeup under prev's LLC, everything else under the LLC of
+ * the CPU it happens on.
+ */
 enum sis_counter {
 	SIS_CNT_WAKEUPS,	  /* select_cpu calls */
 	SIS_CNT_DIRECT_DISPATCH,  /* idle CPU found and claimed in select_cpu */
@@ -75,12 +80,17 @@ enum sis_counter {
 	SIS_CNT_WAKEQ_DISP_OTHER, /* dispatches from another shard of the LLC */
 	SIS_CNT_WAKEQ_WAITS,	  /* shard-queued tasks that started running */
 	SIS_CNT_WAKEQ_WAIT_NS,	  /* their summed wait, enqueue to running */
-	SIS_CNT_PULLS,		  /* a busy CPU with nothing queued took from an overloaded one */
+	SIS_CNT_PULLS,		  /* a busy CPU took a task lagging in vtime from its LLC */
 	SIS_CNT_RESCUES,	  /* tasks sent to an idle CPU when a higher class took theirs */
+	SIS_CNT_PULLS_REMOTE,	  /* the same, from another LLC */
+	SIS_CNT_HELD_WAKEUPS,	  /* wakeups placed on a CPU a higher class holds */
+	SIS_CNT_HELD_AVOIDED,	  /* wakeups whose prev a higher class held, placed elsewhere */
+	SIS_CNT_WAKEUP_PREEMPTS,  /* a wakee earlier in vtime preempted a running task */
+	SIS_CNT_WAKEUP_KICKS,	  /* idle CPUs kicked to take a wakee queued behind a busy one */
 	SIS_NR_COUNTERS,
 };
 
-struct sis_cpu_stats {
+struct sis_llc_stats {
 	u64 counters[SIS_NR_COUNTERS];
 	u64 paths[SIS_NR_PATHS];
 	/* select_cpu cost, bucket i counts calls taking [2^i, 2^(i+1)) ns. */
@@ -107,7 +117,11 @@ struct sis_tunables {
 	u32 wakeq_shards; /* per LLC; 0: derived from the LLC's size */
 	/* Plain preset: what scx_simple does (kernel default pick, one global FIFO). */
 	u32 plain;
-	u32 pad;
+	/*
+	 * vtime lag (ns of nice-0 run time, in us) a CPU's next task must lead
+	 * another CPU's waiting head by before it pulls that head over.
+	 */
+	u32 balance_lag_us;
 	/* Test-only: non-zero makes the next dispatch call scx_bpf_error(). */
 	u32 test_inject_error;
 };

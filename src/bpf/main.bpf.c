@@ -78,7 +78,8 @@ static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu)
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct sis_tunables *t = tun();
-	struct sis_cpu_stats *s = my_stats();
+	/* Filed under prev's LLC: where the wakeup came from, not where the waker runs. */
+	struct sis_llc_stats *s = stats_of_llc(llc_of(prev_cpu));
 	struct placement pl = {.cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
 	u64 start = bpf_ktime_get_ns();
 

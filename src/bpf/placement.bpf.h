@@ -84,7 +84,7 @@ static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
  * LLC, starting after @target and wrapping, as select_idle_cpu() does.
  */
 static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc,
-				    struct sis_cpu_stats *s)
+				    struct sis_llc_stats *s)
 {
 	u32 nr = llc_nr_scan[llc & (SIS_MAX_LLCS - 1)];
 	u32 n = llc_size(llc), pos = llc_pos_of(target), visited = 0, i;
@@ -148,7 +148,7 @@ static __always_inline s32 cross_llc_idle(struct task_struct *p, u32 own_llc)
 }
 
 static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_flags,
-				     const struct sis_tunables *t, struct sis_cpu_stats *s,
+				     const struct sis_tunables *t, struct sis_llc_stats *s,
 				     struct placement *pl)
 {
 	u32 llc = llc_of(prev);

@@ -1,26 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Per-CPU counters: each CPU writes only its own copy, so the hot path needs
- * no atomics. The daemon sums the copies per LLC.
+ * Counters: a per-CPU array keyed by LLC. Each CPU writes only its own copy,
+ * so the hot path needs no atomics, and an event is filed under the LLC it is
+ * about, not the LLC of the CPU that happened to run the callback (a waker in
+ * LLC 0 waking a task whose prev is in LLC 1 counts under LLC 1). The daemon
+ * sizes the map to the LLCs present and sums the CPUs of each key.
  */
 #ifndef __SIS_STATS_BPF_H
 #define __SIS_STATS_BPF_H
 
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "topo.bpf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, SIS_MAX_LLCS);
 	__type(key, u32);
-	__type(value, struct sis_cpu_stats);
-} cpu_stats SEC(".maps");
+	__type(value, struct sis_llc_stats);
+} llc_stats SEC(".maps");
 
-static __always_inline struct sis_cpu_stats *my_stats(void)
+/* This CPU's copy of @llc's counters. */
+static __always_inline struct sis_llc_stats *stats_of_llc(u32 llc)
 {
-	u32 zero = 0;
-
-	return bpf_map_lookup_elem(&cpu_stats, &zero);
+	return bpf_map_lookup_elem(&llc_stats, &llc);
 }
 
-static __always_inline void stat_add(struct sis_cpu_stats *s, enum sis_counter c, u64 v)
+/* This CPU's copy of its own LLC's counters. */
+static __always_inline struct sis_llc_stats *my_stats(void)
+{
+	return stats_of_llc(llc_of(bpf_get_smp_processor_id()));
+}
+
+static __always_inline void stat_add(struct sis_llc_stats *s, enum sis_counter c, u64 v)
 {
 	if (s && c < SIS_NR_COUNTERS)
 		s->counters[c] += v;
@@ -31,21 +43,25 @@ static __always_inline void stat_inc(enum sis_counter c)
 	stat_add(my_stats(), c, 1);
 }
 
-static __always_inline void stat_path(struct sis_cpu_stats *s, enum sis_path path)
+static __always_inline void stat_path(struct sis_llc_stats *s, enum sis_path path)
 {
 	if (s && path < SIS_NR_PATHS)
 		s->paths[path]++;
 }
 
-static __always_inline void stat_cost(struct sis_cpu_stats *s, u64 ns)
+/* log2 bucket of @ns, for the cost and wait histograms. */
+static __always_inline u32 log2_bucket(u64 ns)
 {
 	u32 bucket = ns ? 63 - __builtin_clzll(ns) : 0;
 
+	return bucket < SIS_COST_BUCKETS ? bucket : SIS_COST_BUCKETS - 1;
+}
+
+static __always_inline void stat_cost(struct sis_llc_stats *s, u64 ns)
+{
 	if (!s)
 		return;
-	if (bucket >= SIS_COST_BUCKETS)
-		bucket = SIS_COST_BUCKETS - 1;
-	s->cost_hist[bucket]++;
+	s->cost_hist[log2_bucket(ns)]++;
 	s->counters[SIS_CNT_COST_NS] += ns;
 }
 

@@ -131,9 +131,8 @@ static __always_inline bool wakeq_dispatch(s32 cpu, const struct sis_tunables *t
 /* A task starts running: if it came out of a shard, record how long it waited. */
 static __always_inline void wakeq_running(struct sis_task_ctx *tctx, u64 now)
 {
-	struct sis_cpu_stats *s;
+	struct sis_llc_stats *s;
 	u64 wait;
-	u32 bucket;
 
 	if (tctx->wakeq_slot < 0)
 		return;
@@ -142,10 +141,7 @@ static __always_inline void wakeq_running(struct sis_task_ctx *tctx, u64 now)
 	s = my_stats();
 	if (!s)
 		return;
-	bucket = wait ? 63 - __builtin_clzll(wait) : 0;
-	if (bucket >= SIS_COST_BUCKETS)
-		bucket = SIS_COST_BUCKETS - 1;
-	s->wakeq_wait_hist[bucket]++;
+	s->wakeq_wait_hist[log2_bucket(wait)]++;
 	s->counters[SIS_CNT_WAKEQ_WAITS]++;
 	s->counters[SIS_CNT_WAKEQ_WAIT_NS] += wait;
 }
