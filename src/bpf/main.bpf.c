@@ -15,86 +15,39 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-#include "pelt.bpf.h"
-#include "tunables.bpf.h"
-#include "stats.bpf.h"
-#include "topo.bpf.h"
-#include "task.bpf.h"
-#include "wakeq.bpf.h"
-#include "sis_util.bpf.h"
+#include "balance.bpf.h"
 #include "placement.bpf.h"
-
-enum {
-	/* Most slices of vtime a task may lead its CPU's clock by (see task_vtime()). */
-	SIS_MAX_LEAD_SLICES = 16,
-	/* Waiting tasks a CPU of another LLC needs before a busy CPU pulls from it. */
-	SIS_REMOTE_PULL_QUEUED = 4,
-};
-
-static __always_inline u64 cpu_dsq(s32 cpu)
-{
-	return (u64)cpu;
-}
-
-static __always_inline u64 cpu_vtime_now(s32 cpu)
-{
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
-
-	return cctx ? cctx->vtime_now : 0;
-}
-
-/*
- * A task's place in @cpu's vtime-ordered DSQ, kept near the CPU's clock.
- *
- * Floor: a task that slept long, or comes from a CPU whose clock lags, gets
- * at most one slice of credit.
- *
- * Ceiling: a few slices of the task's own weighted charge ahead, more than a
- * task can earn between two looks at the clock (keep_prev() moves it along;
- * a slice can overrun to the next tick, hence the slack).
- * Without it a vtime earned on a faster CPU, or at a lower weight before a
- * nice change, made the task wait until this CPU caught up: the watchdog saw
- * 32-40 s stalls under stress-ng's sched and affinity races.
- *
- * The lead is also capped in absolute slices: a task waits about lead x the
- * tasks queued ahead of it, and a SCHED_IDLE task (weight 1) would otherwise
- * lead by 400 slices, 37 s behind 30 runnable tasks. The cap lowers the
- * ceiling below weight 100 * 4 / SIS_MAX_LEAD_SLICES (about nice 7), but it
- * cuts a task's share only where one slice charges more than 16 slices of
- * vtime (weight below 6, about nice 13): nice 0 vs 10 still runs 9:1.
- */
-static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu)
-{
-	u64 now = cpu_vtime_now(cpu), slice = slice_ns();
-	u64 vtime = p->scx.dsq_vtime, floor = now - slice;
-	u64 lead = 4 * slice * 100 / (p->scx.weight ? p->scx.weight : 100);
-	u64 ceil = now + (lead < SIS_MAX_LEAD_SLICES * slice ? lead : SIS_MAX_LEAD_SLICES * slice);
-
-	if (time_before(vtime, floor))
-		return floor;
-	return time_before(ceil, vtime) ? ceil : vtime;
-}
+#include "sis_util.bpf.h"
+#include "stats.bpf.h"
+#include "task.bpf.h"
+#include "topo.bpf.h"
+#include "tunables.bpf.h"
+#include "vtime.bpf.h"
+#include "wakeq.bpf.h"
 
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	const struct sis_tunables *t = tun();
 	/* Filed under prev's LLC: where the wakeup came from, not where the waker runs. */
 	struct sis_llc_stats *s = stats_of_llc(llc_of(prev_cpu));
 	struct placement pl = {.cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
 	u64 start = bpf_ktime_get_ns();
+	struct sis_tunables t;
 
-	if (t->plain) {
+	tun_snapshot(&t);
+	if (t.plain) {
 		pl.cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &pl.idle);
 		pl.path = SIS_PATH_KERNEL_DFL;
 	} else {
-		pick_cpu(p, prev_cpu, wake_flags, t, s, &pl);
+		pick_cpu(p, prev_cpu, wake_flags, start, &t, s, &pl);
 	}
 	stat_cost(s, bpf_ktime_get_ns() - start);
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
 	stat_path(s, pl.path);
+	if (!t.plain && cpu_held(pl.cpu, start))
+		stat_add(s, SIS_CNT_HELD_WAKEUPS, 1);
 
 	if (pl.idle) {
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns(), 0);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tun_slice_ns(&t), 0);
 		stat_add(s, SIS_CNT_DIRECT_DISPATCH, 1);
 	}
 	return pl.cpu;
@@ -104,97 +57,83 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
  * @p was waiting on a CPU that a higher sched class (RT, deadline) took: run it
  * on an idle CPU it may use instead, as the kernel's RT push would for CFS.
  */
-static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags)
+static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
+					   const struct sis_tunables *t)
 {
 	s32 idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 
 	if (idle < 0)
 		return false;
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, slice_ns(), enq_flags);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, tun_slice_ns(t), enq_flags);
 	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 	stat_inc(SIS_CNT_RESCUES);
 	return true;
 }
 
-void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
+/*
+ * A wakee was queued behind the task running on @cpu. A task that can run
+ * nowhere else (a per-CPU kthread, a pinned task) preempts it when it is
+ * earlier in vtime, as CFS's wakeup preemption would. Any other wakee gets
+ * an idle CPU of the LLC kicked to steal it now rather than at the next
+ * tick. Not when @cpu is the waker's own: a sync waker is about to sleep,
+ * and the wakee runs there next.
+ */
+static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u64 vtime)
 {
-	const struct sis_tunables *t = tun();
-	struct sis_task_ctx *tctx = task_ctx(p);
-	s32 cpu = scx_bpf_task_cpu(p);
-	u64 vtime = task_vtime(p, cpu);
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	const struct cpumask *mask;
+	s32 idle;
 
-	stat_inc(SIS_CNT_ENQUEUE);
-	if (t->plain) {
-		scx_bpf_dsq_insert(p, SIS_DSQ_PLAIN, slice_ns(), enq_flags);
+	if (!cctx || !cctx->running) {
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
+	if (p->nr_cpus_allowed == 1) {
+		if (time_before(vtime, curr_vtime_at(cctx, bpf_ktime_get_ns()))) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+			stat_inc(SIS_CNT_WAKEUP_PREEMPTS);
+		}
+		return;
+	}
+	if (cpu == bpf_get_smp_processor_id())
+		return;
+	mask = llc_mask_for(p, llc_of(cpu));
+	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
+	if (idle >= 0) {
+		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+		stat_inc(SIS_CNT_WAKEUP_KICKS);
+	}
+}
+
+void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
+{
+	struct sis_task_ctx *tctx = task_ctx(p);
+	s32 cpu = scx_bpf_task_cpu(p);
+	bool wakeup = enq_flags & SCX_ENQ_WAKEUP;
+	struct sis_tunables t;
+	u64 vtime;
+
+	tun_snapshot(&t);
+	stat_inc(SIS_CNT_ENQUEUE);
+	if (t.plain) {
+		scx_bpf_dsq_insert(p, SIS_DSQ_PLAIN, tun_slice_ns(&t), enq_flags);
+		return;
+	}
+	vtime = task_vtime(p, cpu, wakeup, &t);
 	/* Taken out of a shard without running (affinity or priority change). */
 	if (tctx)
 		wakeq_forget(tctx, shard_left);
-	if ((enq_flags & SCX_ENQ_REENQ) && rescue_to_idle(p, enq_flags))
+	if ((enq_flags & SCX_ENQ_REENQ) && rescue_to_idle(p, enq_flags, &t))
 		return;
-	if (wakeq_enqueue(p, cpu, vtime, enq_flags, t))
+	if (wakeq_enqueue(p, cpu, vtime, enq_flags, &t))
 		return;
 
-	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), slice_ns(), vtime, enq_flags);
-	/* Placed on an idle CPU without claiming it (no wakeup, or a race): wake it. */
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-}
-
-/*
- * Move the first task this CPU may run of @cpu's DSQ here, if it holds at
- * least @min tasks, or any task while a higher sched class holds @cpu: what
- * waits there would wait until the RT or deadline task lets go.
- */
-static __always_inline bool take_from(s32 cpu, u64 min)
-{
-	struct sis_cpu_ctx *cctx = cpu >= 0 ? cpu_ctx(cpu) : NULL;
-
-	if (!cctx)
-		return false;
-	return scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) >= (cctx->released ? 1 : min) &&
-	       scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
-}
-
-enum steal_result { STOLE_NONE, STOLE_LLC, STOLE_REMOTE };
-
-/*
- * Take a task from another CPU's DSQ: one with at least @llc_min queued in
- * @cpu's LLC (starting after @cpu so stealers spread out), else one with at
- * least @remote_min queued in another LLC.
- */
-static __always_inline enum steal_result steal(s32 cpu, u32 llc, u64 llc_min, u64 remote_min)
-{
-	u32 n = llc_size(llc), pos = llc_pos_of(cpu), i;
-	s32 victim;
-
-	bpf_for (i, 1, n) {
-		u32 idx = pos + i;
-
-		if (idx >= n)
-			idx -= n;
-		if (take_from(llc_cpu_at(llc, idx), llc_min))
-			return STOLE_LLC;
-	}
-	bpf_for (i, 1, nr_cpus) {
-		victim = cpu + i;
-		if (victim >= nr_cpus)
-			victim -= nr_cpus;
-		if (llc_of(victim) != llc && take_from(victim, remote_min))
-			return STOLE_REMOTE;
-	}
-	return STOLE_NONE;
-}
-
-/* @p's vtime including the run it is in the middle of (charged only at stopping). */
-static __always_inline u64 vtime_charged(struct task_struct *p)
-{
-	struct sis_task_ctx *tctx = task_ctx(p);
-	u64 now = bpf_ktime_get_ns();
-
-	if (!tctx || now <= tctx->running_at || !p->scx.weight)
-		return p->scx.dsq_vtime;
-	return p->scx.dsq_vtime + (now - tctx->running_at) * 100 / p->scx.weight;
+	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), vtime, enq_flags);
+	if (wakeup)
+		wakeup_behind_busy(p, cpu, vtime);
+	else
+		/* Placed on an idle CPU without claiming it (a race): wake it. */
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
 /*
@@ -205,15 +144,9 @@ static __always_inline u64 vtime_charged(struct task_struct *p)
  */
 static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 {
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
+	u64 head;
 
-	return head && time_before(head->scx.dsq_vtime, vtime);
-}
-
-/* ops.dispatch's @prev used up its slice (or yielded) and is still runnable. */
-static __always_inline bool prev_runnable(struct task_struct *prev)
-{
-	return prev && (prev->scx.flags & SCX_TASK_QUEUED);
+	return head_vtime(dsq, &head) && time_before(head, vtime);
 }
 
 static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
@@ -222,7 +155,7 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 	struct sis_cpu_ctx *cctx;
 	u64 vtime;
 
-	if (!prev_runnable(prev))
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
 	vtime = vtime_charged(prev);
 	if (ahead_of(cpu_dsq(cpu), vtime) || ahead_of(shard_dsq(own_slot(cpu, t)), vtime))
@@ -231,56 +164,41 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 	cctx = cpu_ctx(cpu);
 	if (cctx && time_before(cctx->vtime_now, vtime))
 		cctx->vtime_now = vtime;
-	scx_bpf_task_set_slice(prev, slice_ns());
+	scx_bpf_task_set_slice(prev, tun_slice_ns(t));
 	return true;
 }
 
-/*
- * Load balance for busy CPUs. Idle CPUs steal and the tick wakes them, but a
- * CPU busy with one task never looked at its neighbours: 33 yield loops piled
- * on one CPU while three others ran one task each. When @cpu's running task
- * used up its slice and nothing waits here, take from a CPU with at least two
- * waiting (after the move both CPUs have two tasks, so no ping-pong); the
- * running task goes back to this CPU's queue. Other LLCs only from a deeper
- * queue, as moving away from a warm cache has to pay for itself.
- */
-static __always_inline bool pull_from_overloaded(struct task_struct *prev, s32 cpu, u32 llc,
-						 const struct sis_tunables *t)
+/* Serve own shard before own DSQ when its head is earlier (an empty shard is never earlier). */
+static __always_inline bool shard_first(s32 cpu, const struct sis_tunables *t)
 {
-	if (!prev_runnable(prev) || scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) ||
-	    scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, t))))
+	u64 shard, own;
+
+	if (!head_vtime(shard_dsq(own_slot(cpu, t)), &shard))
 		return false;
-	return steal(cpu, llc, 2, SIS_REMOTE_PULL_QUEUED) != STOLE_NONE;
-}
-
-/* vtime of @dsq's first task, or ~0 when it is empty. */
-static __always_inline u64 head_vtime(u64 dsq)
-{
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
-
-	return head ? head->scx.dsq_vtime : ~0ULL;
+	return !head_vtime(cpu_dsq(cpu), &own) || time_before(shard, own);
 }
 
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
-	const struct sis_tunables *t = tun();
 	u32 llc = llc_of(cpu), i;
+	struct sis_tunables t;
 
-	if (t->test_inject_error) {
+	tun_snapshot(&t);
+	if (t.test_inject_error) {
 		scx_bpf_error("test-only error injected through the tunables");
 		return;
 	}
 	/* Plain preset, and after switching away from it: drain the FIFO. */
-	if ((t->plain || scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN)) &&
+	if ((t.plain || scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN)) &&
 	    scx_bpf_dsq_move_to_local(SIS_DSQ_PLAIN, 0)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
 		return;
 	}
-	if (pull_from_overloaded(prev, cpu, llc, t)) {
-		stat_inc(SIS_CNT_PULLS);
+	if (wakeq_take_orphan(cpu, &t))
 		return;
-	}
-	if (keep_prev(prev, cpu, t)) {
+	if (balance_pull(prev, cpu, llc, &t))
+		return;
+	if (keep_prev(prev, cpu, &t)) {
 		stat_inc(SIS_CNT_DISPATCH_KEEP);
 		return;
 	}
@@ -288,17 +206,16 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	 * Own DSQ and own shard in vtime order: serving the DSQ first starved the
 	 * shard for 20 s while pinned tasks kept the DSQ non-empty.
 	 */
-	if (time_before(head_vtime(shard_dsq(own_slot(cpu, t))), head_vtime(cpu_dsq(cpu))) &&
-	    wakeq_dispatch(cpu, t))
+	if (shard_first(cpu, &t) && wakeq_dispatch(cpu, &t))
 		return;
 	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
 		return;
 	}
-	if (wakeq_dispatch(cpu, t))
+	if (wakeq_dispatch(cpu, &t))
 		return;
 
-	switch (steal(cpu, llc, 1, 1)) {
+	switch (steal(cpu, llc, bpf_ktime_get_ns())) {
 	case STOLE_LLC:
 		stat_inc(SIS_CNT_DISPATCH_LLC);
 		return;
@@ -319,43 +236,25 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 }
 
 /*
- * Wake an idle CPU to steal @cpu's waiting tasks, counted in @counter: in
- * @cpu's LLC if one is idle, else anywhere (idle CPUs steal from other LLCs
- * too). Not the running task's mask: a pinned task running here says nothing
- * about who waits. False when no CPU is idle.
- */
-static __always_inline bool wake_stealer(s32 cpu, enum sis_counter counter)
-{
-	const struct cpumask *mask = llc_mask(llc_of(cpu));
-	s32 idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
-
-	if (idle < 0) {
-		mask = scx_bpf_get_idle_cpumask();
-		idle = scx_bpf_pick_idle_cpu(mask, 0);
-		scx_bpf_put_idle_cpumask(mask);
-	}
-	if (idle < 0)
-		return false;
-	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
-	stat_inc(counter);
-	return true;
-}
-
-/*
  * Work conservation, the way the kernel's nohz balancer kick does it: a busy
  * CPU with tasks waiting behind it wakes an idle CPU, which then steals. A
  * tick bounds the wait without undoing the prev-CPU bias on every wakeup.
+ * It also looks after the LLC's held CPUs, whose own ticks do not run.
  */
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
+	u32 llc = llc_of(cpu);
+	struct sis_tunables t;
 
-	if (tun()->plain)
+	tun_snapshot(&t);
+	if (t.plain)
 		return;
+	rescue_from_held(llc, bpf_ktime_get_ns());
 	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
-	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun()))))
+	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t))))
 		return;
-	wake_stealer(cpu, SIS_CNT_TICK_KICKS);
+	wake_stealer(llc, SIS_CNT_TICK_KICKS);
 }
 
 /*
@@ -363,28 +262,42 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
  * back: on 6.12 a busy loop got 9 of 1000 ticks behind a SCHED_FIFO hog while
  * seven CPUs idled. The local DSQ goes back through ops.enqueue (which sends
  * it to idle CPUs); for this CPU's own queue, wake one idle CPU per waiting
- * task to steal it. Until ops.cpu_acquire, busy CPUs may pull from it too.
+ * task to steal it. Until ops.cpu_acquire the CPU counts as held: wakeups
+ * avoid it, and stealers, pulls and other CPUs' ticks take what waits there.
  */
 void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	bool stopper = args && args->reason == SCX_CPU_PREEMPT_STOP;
+	struct sis_tunables t;
 	u64 waiting;
 	u32 i;
 
 	/*
-	 * The migration stopper holds a CPU for microseconds, and stress-ng's
-	 * affinity changes run it hundreds of times a second: sending work away
-	 * each time only churned tasks between CPUs.
+	 * The kernel sends one release per episode, so a hold that starts with
+	 * the migration stopper and passes to an RT task is seen only as the
+	 * stopper's: mark it too, and cpu_held() judges it by its length.
 	 */
-	if (args && args->reason == SCX_CPU_PREEMPT_STOP)
-		return;
-	if (cctx)
+	if (cctx) {
+		if (!cctx->released)
+			__sync_fetch_and_add(&nr_held_cpus, 1);
 		cctx->released = 1;
+		cctx->released_stop = stopper;
+		cctx->released_at = bpf_ktime_get_ns();
+	}
+	/*
+	 * The stopper holds a CPU for microseconds, and stress-ng's affinity
+	 * changes run it hundreds of times a second: sending work away each
+	 * time only churned tasks between CPUs.
+	 */
+	if (stopper)
+		return;
+	tun_snapshot(&t);
 	scx_bpf_reenqueue_local();
 	waiting = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) +
-		  scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, tun())));
+		  scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
 	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
-		if (!wake_stealer(cpu, SIS_CNT_RESCUES))
+		if (!wake_stealer(llc_of(cpu), SIS_CNT_RESCUES))
 			break;
 	}
 }
@@ -393,8 +306,10 @@ void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 
-	if (cctx)
+	if (cctx && cctx->released) {
 		cctx->released = 0;
+		__sync_fetch_and_sub(&nr_held_cpus, 1);
+	}
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
@@ -403,20 +318,27 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct sis_task_ctx *tctx = task_ctx(p);
 	u64 now = bpf_ktime_get_ns();
+	struct sis_tunables t;
 
+	tun_snapshot(&t);
 	if (cctx) {
+		u64 vtime;
+
+		vtime_resync_after_idle(cctx, cpu, now);
 		/*
-		 * A task stolen from another CPU's queue kept that CPU's vtime scale:
-		 * bring it into this CPU's window, or a far lower vtime would let
+		 * A task that moved brings its vtime along; bound it to this
+		 * CPU's window (task_vtime()), or a far lower vtime would let
 		 * keep_prev() run it until it caught up (a 40 s stall under
 		 * stress-ng's sched races).
 		 */
-		u64 vtime = task_vtime(p, cpu);
-
+		vtime = task_vtime(p, cpu, tctx && tctx->slept, &t);
 		if (vtime != p->scx.dsq_vtime)
 			scx_bpf_task_set_dsq_vtime(p, vtime);
 		sis_pelt_advance(&cctx->util, now, false);
 		cctx->running = 1;
+		cctx->curr_vtime = vtime;
+		cctx->curr_weight = p->scx.weight;
+		cctx->curr_at = now;
 		/* Monotonic, like CFS's min_vruntime: the picked task is the queue's minimum. */
 		if (time_before(cctx->vtime_now, vtime))
 			cctx->vtime_now = vtime;
@@ -424,6 +346,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	if (tctx) {
 		sis_pelt_advance(&tctx->util, now, false);
 		tctx->running_at = now;
+		tctx->slept = 0;
 		if (tctx->last_cpu >= 0 && tctx->last_cpu != cpu)
 			stat_inc(SIS_CNT_MIGRATIONS);
 		tctx->last_cpu = cpu;
@@ -440,14 +363,16 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	if (cctx) {
 		sis_pelt_advance(&cctx->util, now, true);
 		cctx->running = 0;
+		cctx->stopped_at = now;
 	}
 	if (!tctx)
 		return;
 	sis_pelt_advance(&tctx->util, now, true);
+	tctx->slept = !runnable;
 	/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
-	if (now > tctx->running_at && p->scx.weight)
-		scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime + (now - tctx->running_at) * 100 /
-									 p->scx.weight);
+	if (now > tctx->running_at)
+		scx_bpf_task_set_dsq_vtime(
+			p, p->scx.dsq_vtime + vtime_charge(now - tctx->running_at, p->scx.weight));
 }
 
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)

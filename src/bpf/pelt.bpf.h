@@ -12,6 +12,8 @@
 #ifndef __SIS_PELT_BPF_H
 #define __SIS_PELT_BPF_H
 
+#include <scx/common.bpf.h>
+
 #define SIS_PELT_PERIOD_SHIFT 20
 #define SIS_PELT_HALFLIFE 32
 

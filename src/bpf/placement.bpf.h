@@ -7,6 +7,22 @@
 #ifndef __SIS_PLACEMENT_BPF_H
 #define __SIS_PLACEMENT_BPF_H
 
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "balance.bpf.h"
+#include "sis_util.bpf.h"
+#include "stats.bpf.h"
+#include "task.bpf.h"
+#include "topo.bpf.h"
+#include "tunables.bpf.h"
+
+/* Policies of the higher sched classes (uapi sched.h; vmlinux.h has no macros). */
+enum {
+	SIS_SCHED_FIFO = 1,
+	SIS_SCHED_RR = 2,
+	SIS_SCHED_DEADLINE = 6,
+};
+
 struct placement {
 	s32 cpu;
 	enum sis_path path;
@@ -44,12 +60,18 @@ static __always_inline bool core_idle(s32 cpu)
  * sync: the waker is about to sleep, so run the wakee where the waker is,
  * unless prev (same LLC) is idle, which is as cache-warm and free right now.
  */
-static __always_inline bool stage_sync(struct task_struct *p, s32 prev, struct placement *pl)
+static __always_inline bool stage_sync(struct task_struct *p, s32 prev, u64 now,
+				       struct placement *pl)
 {
 	s32 waker = bpf_get_smp_processor_id();
 	struct task_struct *current = (void *)bpf_get_current_task_btf();
+	u32 policy = current->policy;
 
 	if (llc_of(waker) != llc_of(prev) || (current->flags & PF_EXITING))
+		return false;
+	/* An RT or deadline waker keeps its CPU after it wakes us: do not queue behind it. */
+	if (policy == SIS_SCHED_FIFO || policy == SIS_SCHED_RR || policy == SIS_SCHED_DEADLINE ||
+	    cpu_held(waker, now))
 		return false;
 	if (task_allows(p, prev) && scx_bpf_test_and_clear_cpu_idle(prev))
 		return place(pl, prev, SIS_PATH_PREV_IDLE, true);
@@ -64,11 +86,10 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, struct p
  * prev's utilization without @p is at most the threshold, in per-mille of
  * capacity. Utilization, not load: load_avg can exceed its nominal maximum.
  */
-static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
+static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev, u64 now,
 					     const struct sis_tunables *t)
 {
 	struct sis_task_ctx *tctx = task_ctx(p);
-	u64 now = bpf_ktime_get_ns();
 	u64 util = cpu_util_now(prev, now);
 	u64 own;
 
@@ -83,18 +104,12 @@ static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
  * llc_scan (Chen Yu's SIS_UTIL): test at most nr_scan allowed CPUs of the
  * LLC, starting after @target and wrapping, as select_idle_cpu() does.
  */
-static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc,
+static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc, u32 nr,
 				    struct sis_llc_stats *s)
 {
-	u32 nr = llc_nr_scan[llc & (SIS_MAX_LLCS - 1)];
 	u32 n = llc_size(llc), pos = llc_pos_of(target), visited = 0, i;
 	s32 found = -1;
 
-	/* Busy LLC: leave before touching any cpumask (Abel Wu's regression). */
-	if (!nr) {
-		stat_add(s, SIS_CNT_SCAN_SKIPPED, 1);
-		return -1;
-	}
 	stat_add(s, SIS_CNT_SCAN_RUNS, 1);
 	stat_add(s, SIS_CNT_SCAN_DEPTH, nr);
 
@@ -147,16 +162,35 @@ static __always_inline s32 cross_llc_idle(struct task_struct *p, u32 own_llc)
 	return -1;
 }
 
-static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_flags,
+/*
+ * No stage found prev usable because a higher class holds it: an idle CPU
+ * the task may use anywhere, else prev all the same (counted), where the
+ * other CPUs' ticks find it (rescue_from_held()).
+ */
+static __always_inline void place_off_held(struct task_struct *p, s32 prev, struct sis_llc_stats *s,
+					   struct placement *pl)
+{
+	s32 cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+
+	if (cpu >= 0) {
+		place(pl, cpu, SIS_PATH_FALLBACK, true);
+		stat_add(s, SIS_CNT_HELD_AVOIDED, 1);
+		return;
+	}
+	place(pl, prev, SIS_PATH_FALLBACK, false);
+}
+
+static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_flags, u64 now,
 				     const struct sis_tunables *t, struct sis_llc_stats *s,
 				     struct placement *pl)
 {
 	u32 llc = llc_of(prev);
-	bool prev_ok = task_allows(p, prev);
+	u32 nr = llc_nr_scan[llc & (SIS_MAX_LLCS - 1)];
+	bool prev_ok = task_allows(p, prev), held = cpu_held(prev, now);
 	const struct cpumask *mask;
 	s32 cpu;
 
-	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, pl))
+	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, now, pl))
 		return;
 
 	if (prev_ok && core_idle(prev) && scx_bpf_test_and_clear_cpu_idle(prev)) {
@@ -164,13 +198,23 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 		return;
 	}
 
-	if (t->prev_bias && prev_ok && prev_almost_idle(p, prev, t)) {
+	if (t->prev_bias && prev_ok && !held && prev_almost_idle(p, prev, now, t)) {
 		/*
 		 * Claim prev if it happens to be idle: unclaimed, an SMT
 		 * sibling's dispatch can steal it first and the task migrates.
 		 */
 		place(pl, prev, SIS_PATH_PREV_ALMOST_IDLE, scx_bpf_test_and_clear_cpu_idle(prev));
 		return;
+	}
+
+	/*
+	 * Busy LLC (nr_scan 0): go straight to prev, before any cpumask work in
+	 * this LLC or another (Abel Wu's regression; a search of every other LLC
+	 * is the costliest migration there is). Idle CPUs still steal.
+	 */
+	if (!nr) {
+		stat_add(s, SIS_CNT_SCAN_SKIPPED, 1);
+		goto fallback;
 	}
 
 	if (smt_enabled && t->idle_core) {
@@ -188,7 +232,7 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 		return;
 	}
 
-	cpu = llc_scan(p, prev, llc, s);
+	cpu = llc_scan(p, prev, llc, nr, s);
 	if (cpu >= 0) {
 		place(pl, cpu, SIS_PATH_LLC_SCAN, true);
 		return;
@@ -202,6 +246,11 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 		}
 	}
 
+fallback:
+	if (held) {
+		place_off_held(p, prev, s, pl);
+		return;
+	}
 	place(pl, prev, SIS_PATH_FALLBACK, false);
 }
 

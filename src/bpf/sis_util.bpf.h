@@ -10,6 +10,14 @@
 #ifndef __SIS_UTIL_BPF_H
 #define __SIS_UTIL_BPF_H
 
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "pelt.bpf.h"
+#include "topo.bpf.h"
+#include "tunables.bpf.h"
+#include "vtime.bpf.h"
+#include "wakeq.bpf.h"
+
 const volatile u16 nr_scan_table[SIS_NR_CURVES][SIS_MAX_LLCS][SIS_UTIL_STEPS + 1];
 
 /* Written by the timer, read by wakeups and by the daemon. */
@@ -55,9 +63,8 @@ __noinline u32 nr_scan_for(u32 curve, u32 llc, u64 sum_util)
 	return nr_scan_table[curve][llc][step];
 }
 
-__noinline int sis_util_update(u64 now)
+__noinline int sis_util_update(u64 now, u32 curve)
 {
-	const struct sis_tunables *t = tun();
 	u32 llc, i;
 
 	bpf_for (llc, 0, nr_llcs) {
@@ -72,24 +79,31 @@ __noinline int sis_util_update(u64 now)
 		}
 		if (llc < SIS_MAX_LLCS) {
 			llc_util[llc] = sum;
-			llc_nr_scan[llc] = nr_scan_for(t->sis_util_curve, llc, sum);
+			llc_nr_scan[llc] = nr_scan_for(curve, llc, sum);
 		}
 	}
 	return 0;
 }
 
-static __always_inline u64 sis_util_period_ns(void)
+static __always_inline u64 sis_util_period_ns(const struct sis_tunables *t)
 {
-	u64 us = tun()->sis_util_period_us;
+	u64 us = t->sis_util_period_us;
 
 	return (us ? us : 4000) * 1000;
 }
 
+/* The scheduler's periodic work: utilization and nr_scan, busy CPUs' clocks, shard books. */
 static int sis_util_timerfn(void *map, int *key, struct bpf_timer *timer)
 {
-	sis_util_update(bpf_ktime_get_ns());
-	wakeq_sample();
-	bpf_timer_start(timer, sis_util_period_ns(), 0);
+	struct sis_tunables t;
+	u32 llc;
+
+	tun_snapshot(&t);
+	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
+	bpf_for (llc, 0, nr_llcs)
+		vtime_sample_llc(llc);
+	wakeq_sample(&t);
+	bpf_timer_start(timer, sis_util_period_ns(&t), 0);
 	return 0;
 }
 
@@ -97,18 +111,20 @@ static __always_inline s32 sis_util_init(void)
 {
 	u32 zero = 0;
 	struct sis_timer *st = bpf_map_lookup_elem(&sis_util_timer, &zero);
+	struct sis_tunables t;
 	s32 err;
 
 	if (!st)
 		return -ENOENT;
-	sis_util_update(bpf_ktime_get_ns());
+	tun_snapshot(&t);
+	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
 	err = bpf_timer_init(&st->timer, &sis_util_timer, CLOCK_MONOTONIC);
 	if (err)
 		return err;
 	err = bpf_timer_set_callback(&st->timer, sis_util_timerfn);
 	if (err)
 		return err;
-	return bpf_timer_start(&st->timer, sis_util_period_ns(), 0);
+	return bpf_timer_start(&st->timer, sis_util_period_ns(&t), 0);
 }
 
 #endif /* __SIS_UTIL_BPF_H */

@@ -3,12 +3,16 @@
 #ifndef __SIS_TASK_BPF_H
 #define __SIS_TASK_BPF_H
 
+#include <scx/common.bpf.h>
+#include "pelt.bpf.h"
+
 struct sis_task_ctx {
 	struct sis_pelt util;
 	u64 running_at;
 	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
 	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
 	s32 last_cpu;
+	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
 };
 
 struct {

@@ -7,6 +7,10 @@
 #ifndef __SIS_TOPO_BPF_H
 #define __SIS_TOPO_BPF_H
 
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "pelt.bpf.h"
+
 const volatile u32 nr_cpus = 1; /* nr_cpu_ids: CPU ids are below this */
 const volatile u32 nr_llcs = 1;
 const volatile bool smt_enabled;
@@ -24,8 +28,16 @@ struct sis_cpu_ctx {
 	 * a low-weight task's fast-moving vtime does not drag everyone forward.
 	 */
 	u64 vtime_now;
-	u32 running;  /* an ext task is on this CPU right now */
-	u32 released; /* a higher sched class holds it (cpu_release .. cpu_acquire) */
+	/* The running task's vtime and weight when it started, and when. */
+	u64 curr_vtime;
+	u64 curr_at;
+	u32 curr_weight;
+	u32 running;	       /* an ext task is on this CPU right now */
+	u64 stopped_at;	       /* when the last task stopped: a long gap means it idled */
+	u64 remote_balance_at; /* last look at other LLCs for a lagging task */
+	u64 released_at;
+	u32 released;	   /* a higher sched class holds it (cpu_release .. cpu_acquire) */
+	u32 released_stop; /* ... and it was the migration stopper that took it */
 	/* Scratch mask for "LLC and the task's affinity" while placing. */
 	struct bpf_cpumask __kptr *scratch;
 };

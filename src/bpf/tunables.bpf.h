@@ -2,9 +2,22 @@
 /*
  * Runtime tunables live in a map rather than .rodata so that a change made
  * while the scheduler runs takes effect on the very next decision.
+ *
+ * `scx_sis tune` rewrites the whole value while callbacks run, so a callback
+ * that read the map field by field could mix old and new values within one
+ * decision. Each callback takes one snapshot (tun_snapshot()) and decides
+ * from that copy only.
  */
 #ifndef __SIS_TUNABLES_BPF_H
 #define __SIS_TUNABLES_BPF_H
+
+#include <scx/common.bpf.h>
+#include "intf.h"
+
+enum {
+	SIS_DFL_SLICE_NS = 3000000,
+	SIS_DFL_BALANCE_LAG_US = 12000,
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -15,23 +28,28 @@ struct {
 
 /* Used only if the map lookup ever fails: everything off, 3 ms slices. */
 static const struct sis_tunables sis_fallback_tunables = {
-	.slice_ns = 3000000,
+	.slice_ns = SIS_DFL_SLICE_NS,
 	.sis_util_period_us = 4000,
+	.balance_lag_us = SIS_DFL_BALANCE_LAG_US,
 };
 
-static __always_inline const struct sis_tunables *tun(void)
+/* Copy the live tunables into @t: one consistent view for one callback. */
+static __always_inline void tun_snapshot(struct sis_tunables *t)
 {
 	u32 zero = 0;
-	const struct sis_tunables *t = bpf_map_lookup_elem(&tunables, &zero);
+	const struct sis_tunables *live = bpf_map_lookup_elem(&tunables, &zero);
 
-	return t ? t : &sis_fallback_tunables;
+	__builtin_memcpy(t, live ? live : &sis_fallback_tunables, sizeof(*t));
 }
 
-static __always_inline u64 slice_ns(void)
+static __always_inline u64 tun_slice_ns(const struct sis_tunables *t)
 {
-	u64 slice = tun()->slice_ns;
+	return t->slice_ns ? t->slice_ns : SIS_DFL_SLICE_NS;
+}
 
-	return slice ? slice : 3000000;
+static __always_inline u64 tun_balance_lag_ns(const struct sis_tunables *t)
+{
+	return (u64)(t->balance_lag_us ? t->balance_lag_us : SIS_DFL_BALANCE_LAG_US) * 1000;
 }
 
 #endif /* __SIS_TUNABLES_BPF_H */

@@ -10,6 +10,13 @@
 #ifndef __SIS_WAKEQ_BPF_H
 #define __SIS_WAKEQ_BPF_H
 
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "stats.bpf.h"
+#include "task.bpf.h"
+#include "topo.bpf.h"
+#include "tunables.bpf.h"
+
 /* Shards per LLC when the tunable says 0 (computed by the daemon). */
 const volatile u32 llc_auto_shards[SIS_MAX_LLCS];
 
@@ -25,6 +32,12 @@ u64 shard_left[SIS_NR_SLOTS];	  /* queued tasks that left otherwise (requeue, ex
 u32 shard_depth[SIS_NR_SLOTS];	  /* sampled by the SIS_UTIL timer */
 u32 shard_max_depth[SIS_NR_SLOTS];
 u32 llc_shards[SIS_MAX_LLCS]; /* shards in use, sampled by the timer */
+/*
+ * Tasks waiting in slots that no CPU owns since a reshard (tune
+ * --wakeq-shards 2, then 1), sampled by the timer. Only an idle CPU looked
+ * at those slots, so on a busy LLC they waited for good.
+ */
+u32 llc_orphaned[SIS_MAX_LLCS];
 
 static __always_inline u64 shard_dsq(u32 slot)
 {
@@ -83,7 +96,7 @@ static __always_inline bool wakeq_enqueue(struct task_struct *p, s32 cpu, u64 vt
 		return false;
 
 	slot = own_slot(cpu, t) & (SIS_NR_SLOTS - 1);
-	scx_bpf_dsq_insert_vtime(p, shard_dsq(slot), slice_ns(), vtime, enq_flags);
+	scx_bpf_dsq_insert_vtime(p, shard_dsq(slot), tun_slice_ns(t), vtime, enq_flags);
 	tctx->wakeq_slot = slot;
 	tctx->wakeq_at = bpf_ktime_get_ns();
 	slot_add(shard_enqueued, slot);
@@ -128,6 +141,25 @@ static __always_inline bool wakeq_dispatch(s32 cpu, const struct sis_tunables *t
 	return false;
 }
 
+/*
+ * A busy CPU serves the orphaned slots of its LLC (see llc_orphaned) before
+ * keeping its own task.
+ */
+static __always_inline bool wakeq_take_orphan(s32 cpu, const struct sis_tunables *t)
+{
+	u32 llc = llc_of(cpu), base = llc * SIS_MAX_SHARDS, i;
+
+	if (!llc_orphaned[llc & (SIS_MAX_LLCS - 1)])
+		return false;
+	bpf_for (i, nr_shards(llc, t), SIS_MAX_SHARDS) {
+		if (take_from_slot(base + i)) {
+			stat_inc(SIS_CNT_WAKEQ_DISP_OTHER);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A task starts running: if it came out of a shard, record how long it waited. */
 static __always_inline void wakeq_running(struct sis_task_ctx *tctx, u64 now)
 {
@@ -146,16 +178,27 @@ static __always_inline void wakeq_running(struct sis_task_ctx *tctx, u64 now)
 	s->counters[SIS_CNT_WAKEQ_WAIT_NS] += wait;
 }
 
-/* Sample every shard's depth for the daemon (called by the SIS_UTIL timer). */
-__noinline int wakeq_sample(void)
+/* Timer: sample every shard's depth for the daemon, and find orphaned slots. */
+__noinline int wakeq_sample(const struct sis_tunables *t)
 {
 	u32 llc, i;
 
+	if (!t)
+		return 0;
 	bpf_for (llc, 0, nr_llcs) {
+		u32 n = nr_shards(llc, t), orphaned = 0;
+
 		bpf_for (i, 0, SIS_MAX_SHARDS) {
 			u32 slot = (llc * SIS_MAX_SHARDS + i) & (SIS_NR_SLOTS - 1);
+			u32 depth = scx_bpf_dsq_nr_queued(shard_dsq(slot));
 
-			shard_depth[slot] = scx_bpf_dsq_nr_queued(shard_dsq(slot));
+			shard_depth[slot] = depth;
+			if (i >= n)
+				orphaned += depth;
+		}
+		if (llc < SIS_MAX_LLCS) {
+			llc_shards[llc] = n;
+			llc_orphaned[llc] = orphaned;
 		}
 	}
 	return 0;

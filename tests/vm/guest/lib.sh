@@ -600,3 +600,111 @@ rel_count() {
 
 # rel_oneline FILE: FILE's lines joined by "|", at most 300 characters.
 rel_oneline() { tr '\n' '|' <"$1" | cut -c1-300; }
+
+# --------------------------------------------------------------------------- helpers (fairness, chaos)
+# Used by fairness.sh and chaos.sh.
+
+# nice_weight NICE: the kernel's sched_prio_to_weight[] entry for NICE (-20..19).
+nice_weight() {
+  _nw=$(($1 + 20))
+  set -- 88761 71755 56483 46273 36291 29154 23254 18705 14949 11916 \
+    9548 7620 6100 4904 3906 3121 2501 1991 1586 1277 \
+    1024 820 655 526 423 335 272 215 172 137 \
+    110 87 70 56 45 36 29 23 18 15
+  shift "$_nw"
+  echo "$1"
+}
+
+# spin_nice CPULIST|- NICE: start a busy loop (pinned to CPULIST unless "-") at nice NICE. The
+# exec chain taskset -> nice -> sh keeps the PID. Sets REL_PID.
+spin_nice() {
+  if [ "$1" = - ]; then
+    nice -n "$2" sh -c 'while :; do :; done' &
+  else
+    taskset -c "$1" nice -n "$2" sh -c 'while :; do :; done' &
+  fi
+  REL_PID=$!
+}
+
+# ticks_of PID...: their utime+stime (USER_HZ ticks) as one line, 0 for a PID that is gone.
+ticks_of() {
+  _to=
+  for _p in "$@"; do
+    rel_ticks "$_p" || REL_TICKS=0
+    _to="$_to $REL_TICKS"
+  done
+  echo "${_to# }"
+}
+
+# ticks_delta "A1 A2 ..." "B1 B2 ...": B - A element-wise, as one line.
+ticks_delta() {
+  awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
+    for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? " " : ""), y[i] - x[i]; print "" }'
+}
+
+# minmax_share "T1 T2 ...": "MIN MAX MIN/MAX" of the numbers (ratio with 2 decimals, 0 when MAX
+# is 0).
+minmax_share() {
+  awk -v t="$1" 'BEGIN { n = split(t, v, " "); mn = v[1]; mx = v[1]
+    for (i = 2; i <= n; i++) { if (v[i] < mn) mn = v[i]; if (v[i] > mx) mx = v[i] }
+    printf "%d %d %.2f\n", mn, mx, (mx > 0 ? mn / mx : 0) }'
+}
+
+# json_llc LLC: for each `monitor --json` line on stdin, the object of LLC (from its '{' to the
+# matching '}'), one line each; nothing for a line without that LLC.
+json_llc() {
+  awk -v L="$1" '{
+    i = index($0, "\"" L "\":{\"cpus\""); if (!i) next
+    s = substr($0, i + length(L) + 3); d = 0; n = length(s)
+    for (j = 1; j <= n; j++) {
+      c = substr(s, j, 1)
+      if (c == "{") d++
+      else if (c == "}") { d--; if (d == 0) { print substr(s, 1, j); break } }
+    } }'
+}
+
+# json_llc_ids: the LLC indices of the first `monitor --json` line on stdin, one line.
+json_llc_ids() {
+  # shellcheck disable=SC2046  # word splitting joins the lines
+  echo $(head -n 1 | grep -o '"[0-9]*":{"cpus"' | cut -d'"' -f2)
+}
+
+# json_has KEY: true if a "KEY": field is on stdin.
+json_has() { grep -q "\"$1\":"; }
+
+# json_shards: for the first `monitor --json` line on stdin, one line per wakequeue shard:
+# "LLC SHARD enqueued ran left depth". A shard is a flat object keyed by its index inside the LLC's
+# "shards" object; each counter is read by its name.
+json_shards() {
+  head -n 1 >/tmp/json_shards.in
+  for _jl in $(json_llc_ids </tmp/json_shards.in); do
+    json_llc "$_jl" </tmp/json_shards.in | grep -o '"shards":{.*' | grep -o '"[0-9]*":{[^{}]*}' |
+      while read -r _jo; do
+        _js=${_jo#\"}
+        _js=${_js%%\"*}
+        echo "$_jl $_js $(echo "$_jo" | json_sum enqueued) $(echo "$_jo" | json_sum ran) $(echo "$_jo" | json_sum left) $(echo "$_jo" | json_sum depth)"
+      done
+  done
+}
+
+# mon_window_start FILE: `scx_sis monitor --json` over one window that mon_window_stop ends (its
+# counters are deltas over the whole window); waits 1 s for the monitor's first read. Sets MON_WIN_PID.
+mon_window_start() {
+  MON_WIN_FILE=$1
+  /bin/scx_sis monitor --json --interval 3600 --count 1 >"$MON_WIN_FILE" 2>&1 &
+  MON_WIN_PID=$!
+  sleep 1
+}
+
+# mon_window_stop: SIGINT ends the window (the monitor prints the object covering it); SIGKILL
+# after 10 s. Sets MON_WIN_RC and MON_WIN_JSON (the object, "" if none).
+mon_window_stop() {
+  MON_WIN_JSON=
+  MON_WIN_RC=1
+  [ -n "${MON_WIN_PID:-}" ] || return 0
+  kill -INT "$MON_WIN_PID" 2>/dev/null
+  rel_wait_exit "$MON_WIN_PID" 10
+  MON_WIN_RC=$REL_RC
+  MON_WIN_PID=
+  MON_WIN_JSON=$(grep '^{' "$MON_WIN_FILE" | tail -n 1)
+}

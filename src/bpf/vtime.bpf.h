@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Virtual time: one scale for all the CPUs a task may move between.
+ *
+ * Each CPU keeps its own clock (the largest vtime it has picked, so it
+ * follows its queue's minimum), and a task keeps its vtime when it moves:
+ * the vtimes of tasks on different CPUs stay comparable, so a task that sat
+ * behind others while another CPU's tasks ran ahead shows as lagging, and
+ * the balancer (balance.bpf.h) moves it. What keeps the CPUs' clocks close
+ * is that balancing itself, plus a resync of a CPU that idled: its clock
+ * stood still meanwhile, and without the resync every task it then ran would
+ * look owed.
+ */
+#ifndef __SIS_VTIME_BPF_H
+#define __SIS_VTIME_BPF_H
+
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "task.bpf.h"
+#include "topo.bpf.h"
+#include "tunables.bpf.h"
+
+enum {
+	/* Most slices of vtime a task may lead its CPU's clock by (see task_vtime()). */
+	SIS_MAX_LEAD_SLICES = 16,
+	/* A runnable task's debt is bounded at this many balance lags (see task_vtime()). */
+	SIS_DEBT_LAGS = 4,
+	/* A CPU that ran nothing for this long idled: resync its clock (ns). */
+	SIS_IDLE_GAP_NS = 1000000,
+};
+
+/* Average clock of each LLC's busy CPUs, sampled by the timer; 0 when none was busy. */
+u64 llc_vclock[SIS_MAX_LLCS];
+
+static __always_inline u64 cpu_vtime_now(s32 cpu)
+{
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+
+	return cctx ? cctx->vtime_now : 0;
+}
+
+/* Run time @ns of a task of @weight, in vtime (100 = nice 0). */
+static __always_inline u64 vtime_charge(u64 ns, u32 weight)
+{
+	return weight ? ns * 100 / weight : ns;
+}
+
+/*
+ * @p's place in @cpu's queue, kept near the CPU's clock.
+ *
+ * Floor: a task that slept (@slept) gets at most one slice of credit, as
+ * CFS's sleeper credit. A runnable task keeps up to SIS_DEBT_LAGS balance
+ * lags of debt: enough for the balancer, which pulls at one lag (two across
+ * LLCs), to see it, and bounded so that a task that could not run for long
+ * (its CPU held by pinned work) cannot then hold a new CPU for seconds.
+ *
+ * Ceiling: a few slices of the task's own weighted charge ahead, more than
+ * a task can earn between two looks at the clock, so a vtime earned at a
+ * lower weight before a nice change cannot make it wait until the CPU
+ * catches up (32-40 s stalls under stress-ng's sched and affinity races).
+ * The lead is also capped in absolute slices: a task waits about lead x the
+ * tasks queued ahead of it, and a SCHED_IDLE task (weight 1) would otherwise
+ * lead by 400 slices, 37 s behind 30 runnable tasks. The cap cuts a share
+ * only where one slice charges more than 16 slices (weight below 6, about
+ * nice 13): nice 0 vs 10 still runs 9:1.
+ */
+static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu, bool slept,
+				      const struct sis_tunables *t)
+{
+	u64 now = cpu_vtime_now(cpu), slice = tun_slice_ns(t);
+	u64 vtime = p->scx.dsq_vtime;
+	u64 floor = now - (slept ? slice : SIS_DEBT_LAGS * tun_balance_lag_ns(t));
+	u64 lead = 4 * vtime_charge(slice, p->scx.weight);
+	u64 ceil = now + (lead < SIS_MAX_LEAD_SLICES * slice ? lead : SIS_MAX_LEAD_SLICES * slice);
+
+	if (time_before(vtime, floor))
+		return floor;
+	return time_before(ceil, vtime) ? ceil : vtime;
+}
+
+/* @p's vtime including the run it is in the middle of (charged only at stopping). */
+static __always_inline u64 vtime_charged(struct task_struct *p)
+{
+	struct sis_task_ctx *tctx = task_ctx(p);
+	u64 now = bpf_ktime_get_ns();
+
+	if (!tctx || now <= tctx->running_at)
+		return p->scx.dsq_vtime;
+	return p->scx.dsq_vtime + vtime_charge(now - tctx->running_at, p->scx.weight);
+}
+
+/* The vtime @cctx's running task has reached by @now. */
+static __always_inline u64 curr_vtime_at(const struct sis_cpu_ctx *cctx, u64 now)
+{
+	u64 ran = now > cctx->curr_at ? now - cctx->curr_at : 0;
+
+	return cctx->curr_vtime + vtime_charge(ran, cctx->curr_weight);
+}
+
+/* A CPU starts a task after idling: bring its clock up to its LLC's busy CPUs. */
+static __always_inline void vtime_resync_after_idle(struct sis_cpu_ctx *cctx, s32 cpu, u64 now)
+{
+	u64 ref;
+
+	if (!cctx->stopped_at || now - cctx->stopped_at < SIS_IDLE_GAP_NS)
+		return;
+	ref = llc_vclock[llc_of(cpu) & (SIS_MAX_LLCS - 1)];
+	if (ref && time_before(cctx->vtime_now, ref))
+		cctx->vtime_now = ref;
+}
+
+/*
+ * The timer's running sums. They live in .bss, not on the stack: the
+ * verifier tracks a stack counter's exact value and walked all 4096 values
+ * of the loop's (E2BIG); a map value is just a number to it.
+ */
+u64 vclock_sum;
+u32 vclock_busy;
+
+/*
+ * Timer: the average clock of @llc's busy CPUs, as offsets from the LLC's
+ * first CPU's clock so the sum cannot overflow.
+ */
+__noinline int vtime_sample_llc(u32 llc)
+{
+	u64 base = cpu_vtime_now(llc_cpu_at(llc, 0));
+	u32 n = llc_size(llc), i, busy;
+	s64 sum;
+
+	vclock_sum = 0;
+	vclock_busy = 0;
+	bpf_for (i, 0, n) {
+		struct sis_cpu_ctx *cctx = cpu_ctx(llc_cpu_at(llc, i));
+
+		if (cctx && cctx->running) {
+			vclock_sum += cctx->vtime_now - base;
+			vclock_busy++;
+		}
+	}
+	sum = (s64)vclock_sum;
+	busy = vclock_busy;
+	if (!busy || llc >= SIS_MAX_LLCS)
+		return 0;
+	/* BPF has no signed division before cpu v4: divide the magnitude. */
+	llc_vclock[llc] = sum >= 0 ? base + (u64)sum / busy : base - (u64)(-sum) / busy;
+	return 0;
+}
+
+#endif /* __SIS_VTIME_BPF_H */
