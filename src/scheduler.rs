@@ -86,6 +86,11 @@ impl<'a> Scheduler<'a> {
         )?;
         skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
         fill_rodata(&mut skel, &layout);
+        // One key per LLC present, not SIS_MAX_LLCS: each CPU keeps a copy of every key.
+        skel.maps
+            .llc_stats
+            .set_max_entries(layout.llcs.len() as u32)
+            .context("failed to size the llc_stats map to the LLCs")?;
 
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
             e.context(format!(
@@ -139,8 +144,7 @@ impl<'a> Scheduler<'a> {
 
     /// Cumulative counters of every LLC, as published to stats clients.
     fn snapshot(&self) -> Result<Metrics> {
-        let per_cpu = stats::read_per_cpu(&self.skel.maps.llc_stats)?;
-        let counters = stats::per_llc(&per_cpu, &self.layout.cpu_llc(), self.layout.llcs.len());
+        let counters = stats::read_llcs(&self.skel.maps.llc_stats, self.layout.llcs.len())?;
         let bss = self.skel.maps.bss_data.as_ref();
         let llcs = counters
             .iter()
