@@ -57,6 +57,7 @@ pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
             .test_inject_error
             .map_or(base.test_inject_error, |v| v as u32),
         plain: p.preset.map_or(base.plain, |v| (v == Preset::Plain) as u32),
+        balance_lag_us: p.balance_lag_us.unwrap_or(base.balance_lag_us),
         ..*base
     }
 }
@@ -92,6 +93,7 @@ pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
                 n => n.to_string(),
             },
         ),
+        ("balance-lag-us", t.balance_lag_us.to_string()),
         ("test-inject-error", onoff(t.test_inject_error)),
     ]
 }
@@ -232,6 +234,20 @@ mod tests {
         assert_eq!(plain.plain, 1);
         assert_eq!(apply(&plain, &policy(&["--preset", "sis"])).plain, 0);
         assert_eq!(apply(&plain, &policy(&["--wakeq", "on"])).plain, 1);
+    }
+
+    #[test]
+    fn balance_lag_defaults_and_changes_alone() {
+        assert_eq!(defaults().balance_lag_us, 12_000);
+        let old = defaults();
+        let new = apply(&old, &policy(&["--balance-lag-us", "3000"]));
+        assert_eq!(new.balance_lag_us, 3000);
+        assert_eq!(changes(&old, &new), vec!["balance-lag-us: 12000 -> 3000"]);
+        assert_eq!(
+            apply(&new, &policy(&["--wakeq", "on"])).balance_lag_us,
+            3000
+        );
+        assert!(describe(&new).contains("balance-lag-us=3000"));
     }
 
     #[test]
