@@ -167,9 +167,20 @@ pub fn open_live() -> Result<MapHandle> {
         .with_context(|| format!("failed to open {TUNABLES_PIN}"))
 }
 
+/// An exclusive flock on `dir`, held until the returned file is dropped.
+fn lock_exclusive(dir: &str) -> Result<fs::File> {
+    let file = fs::File::open(dir).with_context(|| format!("failed to open {dir} to lock it"))?;
+    file.lock()
+        .with_context(|| format!("failed to lock {dir} against other scx_sis tune runs"))?;
+    Ok(file)
+}
+
 /// `scx_sis tune`: validate, apply, bump the generation, report old -> new.
 pub fn tune(show: bool, p: &PolicyOpts) -> Result<()> {
     let map = open_live()?;
+    // Two tunes at once would each write back what they read and lose the other's change.
+    // flock on the pin directory (bpffs supports it) needs no lock file to create or leave.
+    let _lock = lock_exclusive(PIN_DIR)?;
     let old = read(&map)?;
     if show {
         for (k, v) in fields(&old) {
@@ -248,6 +259,24 @@ mod tests {
             3000
         );
         assert!(describe(&new).contains("balance-lag-us=3000"));
+    }
+
+    #[test]
+    fn lock_excludes_a_second_holder_until_dropped() {
+        let dir = std::env::temp_dir().join(format!("scx_sis-lock-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.to_str().unwrap();
+        let held = lock_exclusive(path).unwrap();
+        let other = fs::File::open(&dir).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        assert!(other.try_lock().is_ok());
+        drop(other);
+        fs::remove_dir(&dir).unwrap();
+        assert!(lock_exclusive(path).is_err());
     }
 
     #[test]
