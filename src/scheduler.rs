@@ -62,6 +62,8 @@ pub struct Scheduler<'a> {
     layout: Layout,
     interval: Duration,
     stats_server: StatsServer<(), Metrics>,
+    /// Last, so it is dropped (unpinned) after Drop has detached the scheduler.
+    _pin: tunables::Pin,
 }
 
 impl<'a> Scheduler<'a> {
@@ -102,15 +104,10 @@ impl<'a> Scheduler<'a> {
         let initial =
             restore.unwrap_or_else(|| tunables::apply(&tunables::defaults(), &opts.policy));
         tunables::write(&skel.maps.tunables, &initial)?;
-        tunables::pin(&mut skel.maps.tunables)?;
-
-        let link = match scx_ops_attach!(skel, sis_ops) {
-            Ok(link) => link,
-            Err(e) => {
-                tunables::unpin();
-                return Err(e);
-            }
-        };
+        // Self does not exist yet, so its Drop cannot clean up: any error from here on returns
+        // early and drops the locals, `link` (detach) before `pin` (unpin), leaving nothing behind.
+        let pin = tunables::pin(&mut skel.maps.tunables)?;
+        let link = scx_ops_attach!(skel, sis_ops)?;
         let stats_server = StatsServer::new(metrics::server_data())
             .launch()
             .context("failed to start the stats server")?;
@@ -120,6 +117,7 @@ impl<'a> Scheduler<'a> {
             layout,
             interval: Duration::from_secs_f64(opts.stats_interval),
             stats_server,
+            _pin: pin,
         })
     }
 
@@ -230,8 +228,8 @@ fn shard_metrics(bss: &crate::bpf_skel::types::bss, llc: usize) -> BTreeMap<u32,
 
 impl Drop for Scheduler<'_> {
     fn drop(&mut self) {
+        // Detach first; the fields, the pin among them, are dropped after this returns.
         self.link.take();
-        tunables::unpin();
     }
 }
 

@@ -136,9 +136,21 @@ pub fn read(map: &impl MapCore) -> Result<sis_tunables> {
     Ok(t)
 }
 
+/// The tunables pin, removed when dropped. Its owner is the Scheduler; tying
+/// the pin to a value rather than to Scheduler's Drop also removes it when
+/// Scheduler::init fails after pinning, before there is a Scheduler to drop.
+#[must_use = "dropping the Pin removes the pin"]
+pub struct Pin(());
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        unpin();
+    }
+}
+
 /// Pin the live map for `tune`. Only called once preflight found no scheduler
 /// loaded, so a pin already there was left by a killed instance: replace it.
-pub fn pin(map: &mut libbpf_rs::MapMut) -> Result<()> {
+pub fn pin(map: &mut libbpf_rs::MapMut) -> Result<Pin> {
     if Path::new(TUNABLES_PIN).exists() {
         eprintln!(
             "replacing the stale pin {TUNABLES_PIN} of an instance that did not exit cleanly"
@@ -148,11 +160,17 @@ pub fn pin(map: &mut libbpf_rs::MapMut) -> Result<()> {
     }
     fs::create_dir_all(PIN_DIR)
         .with_context(|| format!("failed to create {PIN_DIR} (is bpffs mounted?)"))?;
-    map.pin(TUNABLES_PIN)
-        .with_context(|| format!("failed to pin the tunables at {TUNABLES_PIN}"))
+    match map.pin(TUNABLES_PIN) {
+        Ok(()) => Ok(Pin(())),
+        Err(e) => {
+            // Leave no empty directory behind either.
+            let _ = fs::remove_dir(PIN_DIR);
+            Err(e).with_context(|| format!("failed to pin the tunables at {TUNABLES_PIN}"))
+        }
+    }
 }
 
-pub fn unpin() {
+fn unpin() {
     let _ = fs::remove_file(TUNABLES_PIN);
     let _ = fs::remove_dir(PIN_DIR);
 }
