@@ -135,6 +135,12 @@ pub struct PolicyOpts {
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=16))]
     pub wakeq_shards: Option<u32>,
 
+    /// vtime lag, in microseconds of nice-0 run time, by which a CPU's next task must lead another
+    /// CPU's waiting task before the busy CPU pulls that task over; larger = fewer migrations,
+    /// slower fairness [default: 12000].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(500..=1_000_000))]
+    pub balance_lag_us: Option<u32>,
+
     /// Test only: make the BPF scheduler fail with scx_bpf_error().
     #[arg(long, hide = true)]
     pub test_inject_error: Option<bool>,
@@ -204,6 +210,10 @@ mod tests {
         assert!(parse(&["--no-such-flag"]).is_err());
         assert!(parse(&["tune", "--prev-bias", "maybe"]).is_err());
         assert!(parse(&["tune", "--sis-util-period-us", "0"]).is_err());
+        assert!(parse(&["--balance-lag-us", "499"]).is_err());
+        assert!(parse(&["tune", "--balance-lag-us", "1000001"]).is_err());
+        assert!(parse(&["--balance-lag-us", "500"]).is_ok());
+        assert!(parse(&["tune", "--balance-lag-us", "1000000"]).is_ok());
     }
 
     #[test]

@@ -55,12 +55,22 @@ pub struct LlcMetrics {
     pub tick_kicks: u64,
     #[stat(desc = "Dispatches that kept the running task, still ahead in vtime")]
     pub dispatch_keep: u64,
-    #[stat(desc = "Busy CPUs with nothing queued that took a task from an overloaded CPU")]
+    #[stat(desc = "Busy CPUs at slice end that took a task lagging in vtime from their LLC")]
     pub pulls: u64,
+    #[stat(desc = "Busy CPUs at slice end that took a task lagging in vtime from another LLC")]
+    pub pulls_remote: u64,
     #[stat(
         desc = "Tasks sent to, or idle CPUs woken for, work waiting on a CPU a higher class took"
     )]
     pub rescues: u64,
+    #[stat(desc = "Wakeups placed on a CPU a higher class (RT, deadline) holds")]
+    pub held_wakeups: u64,
+    #[stat(desc = "Wakeups whose prev CPU a higher class held, placed elsewhere")]
+    pub held_avoided: u64,
+    #[stat(desc = "Wakees earlier in vtime that preempted the running task")]
+    pub wakeup_preempts: u64,
+    #[stat(desc = "Idle CPUs kicked to take a wakee queued behind a busy CPU")]
+    pub wakeup_kicks: u64,
     #[stat(desc = "llc_scan stages run")]
     pub scan_runs: u64,
     #[stat(desc = "llc_scan stages skipped because nr_scan was 0")]
@@ -139,7 +149,12 @@ impl LlcMetrics {
             tick_kicks: get(sis_counter_SIS_CNT_TICK_KICKS),
             dispatch_keep: get(sis_counter_SIS_CNT_DISPATCH_KEEP),
             pulls: get(sis_counter_SIS_CNT_PULLS),
+            pulls_remote: get(sis_counter_SIS_CNT_PULLS_REMOTE),
             rescues: get(sis_counter_SIS_CNT_RESCUES),
+            held_wakeups: get(sis_counter_SIS_CNT_HELD_WAKEUPS),
+            held_avoided: get(sis_counter_SIS_CNT_HELD_AVOIDED),
+            wakeup_preempts: get(sis_counter_SIS_CNT_WAKEUP_PREEMPTS),
+            wakeup_kicks: get(sis_counter_SIS_CNT_WAKEUP_KICKS),
             scan_runs: get(sis_counter_SIS_CNT_SCAN_RUNS),
             scan_skipped: get(sis_counter_SIS_CNT_SCAN_SKIPPED),
             scan_depth: get(sis_counter_SIS_CNT_SCAN_DEPTH),
@@ -175,7 +190,12 @@ impl LlcMetrics {
             tick_kicks: d(self.tick_kicks, e.tick_kicks),
             dispatch_keep: d(self.dispatch_keep, e.dispatch_keep),
             pulls: d(self.pulls, e.pulls),
+            pulls_remote: d(self.pulls_remote, e.pulls_remote),
             rescues: d(self.rescues, e.rescues),
+            held_wakeups: d(self.held_wakeups, e.held_wakeups),
+            held_avoided: d(self.held_avoided, e.held_avoided),
+            wakeup_preempts: d(self.wakeup_preempts, e.wakeup_preempts),
+            wakeup_kicks: d(self.wakeup_kicks, e.wakeup_kicks),
             scan_runs: d(self.scan_runs, e.scan_runs),
             scan_skipped: d(self.scan_skipped, e.scan_skipped),
             scan_depth: d(self.scan_depth, e.scan_depth),
@@ -264,11 +284,11 @@ impl Metrics {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{:<4} {:>4} {:>5} {:>4} {:>9} {:>7} | {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} | {:>7} {:>6} {:>6} | {:>6} {:>5} {:>7} {:>6}",
+            "{:<4} {:>4} {:>5} {:>4} {:>9} {:>7} | {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} | {:>7} {:>6} {:>6} {:>6} | {:>6} {:>5} {:>7} {:>6}",
             "llc", "cpus", "util%", "scan", "wakeup/s", "migr/s",
             "sync", "prev", "almst", "core", "scan", "xllc", "fallb", "dfl",
             "depth", "tested", "hit%", "sel_ns", "p99",
-            "local/s", "llc/s", "rem/s",
+            "local/s", "llc/s", "rem/s", "pull/s",
             "wq/s", "wq_q", "wait_us", "p99"
         );
         for (llc, m) in &self.llcs {
@@ -276,7 +296,7 @@ impl Metrics {
             let avg = |total: u64, n: u64| if n == 0 { 0.0 } else { total as f64 / n as f64 };
             let _ = writeln!(
                 out,
-                "{:<4} {:>4} {:>5.0} {:>4} {:>9.0} {:>7.0} | {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} | {:>6.1} {:>6.1} {:>5.0} | {:>6.0} {:>6} | {:>7.0} {:>6.0} {:>6.0} | {:>6.0} {:>5} {:>7.1} {:>6}",
+                "{:<4} {:>4} {:>5.0} {:>4} {:>9.0} {:>7.0} | {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} | {:>6.1} {:>6.1} {:>5.0} | {:>6.0} {:>6} | {:>7.0} {:>6.0} {:>6.0} {:>6.0} | {:>6.0} {:>5} {:>7.1} {:>6}",
                 llc,
                 m.cpus,
                 m.util_pct,
@@ -299,6 +319,8 @@ impl Metrics {
                 rate(m.dispatch_local),
                 rate(m.dispatch_llc_steal),
                 rate(m.dispatch_remote_steal),
+                // Lag pulls from the LLC and from other LLCs in one column; JSON has them apart.
+                rate(m.pulls + m.pulls_remote),
                 rate(m.wakeq_enqueued),
                 m.wakeq_depth(),
                 avg(m.wakeq_wait_ns, m.wakeq_waits) / 1000.0,
@@ -418,6 +440,60 @@ mod tests {
         assert_eq!(d.llcs[&0].nr_scan, 2);
     }
 
+    /// Counters where counter i is `scale * (i + 1)` and path i is `scale * (i + 10)`.
+    fn counters(scale: u64) -> Counters {
+        let mut c = Counters::default();
+        for (i, v) in c.counters.iter_mut().enumerate() {
+            *v = scale * (i as u64 + 1);
+        }
+        for (i, v) in c.paths.iter_mut().enumerate() {
+            *v = scale * (i as u64 + 10);
+        }
+        c
+    }
+
+    #[test]
+    fn new_counters_come_from_their_slots() {
+        let m = LlcMetrics::from_counters(&counters(1), 4, 0, 0);
+        let slot = |c: sis_counter| c as u64 + 1;
+        assert_eq!(m.pulls, slot(sis_counter_SIS_CNT_PULLS));
+        assert_eq!(m.pulls_remote, slot(sis_counter_SIS_CNT_PULLS_REMOTE));
+        assert_eq!(m.held_wakeups, slot(sis_counter_SIS_CNT_HELD_WAKEUPS));
+        assert_eq!(m.held_avoided, slot(sis_counter_SIS_CNT_HELD_AVOIDED));
+        assert_eq!(m.wakeup_preempts, slot(sis_counter_SIS_CNT_WAKEUP_PREEMPTS));
+        assert_eq!(m.wakeup_kicks, slot(sis_counter_SIS_CNT_WAKEUP_KICKS));
+    }
+
+    #[test]
+    fn every_counter_becomes_a_delta() {
+        // Twice the counts minus the counts is the counts again, for every field
+        // delta() handles; one it forgot would stay at twice.
+        let once = LlcMetrics::from_counters(&counters(1), 4, 512, 3);
+        let twice = LlcMetrics::from_counters(&counters(2), 4, 512, 3);
+        assert_eq!(twice.delta(&once), once);
+    }
+
+    #[test]
+    fn json_counters_come_before_the_histogram() {
+        // The guest scripts' pol_field reads an LLC's object only up to "select_ns_hist".
+        let mut m = Metrics::default();
+        m.llcs.insert(0, LlcMetrics::default());
+        let json = m.json().unwrap();
+        let hist = json.find("\"select_ns_hist\"").unwrap();
+        for name in [
+            "pulls",
+            "pulls_remote",
+            "rescues",
+            "held_wakeups",
+            "held_avoided",
+            "wakeup_preempts",
+            "wakeup_kicks",
+        ] {
+            let at = json.find(&format!("\"{name}\":")).unwrap_or(usize::MAX);
+            assert!(at < hist, "{name} missing or after select_ns_hist: {json}");
+        }
+    }
+
     #[test]
     fn table_has_a_row_per_llc_with_rates() {
         let mut m = Metrics {
@@ -433,6 +509,8 @@ mod tests {
         assert_eq!(row0[0], "0");
         assert_eq!(row0[4], "100", "wakeups/s of 200 over 2 s: {table}");
         assert_eq!(row0[8], "50.0", "prev_idle share: {table}");
+        let header: Vec<_> = rows[0].split_whitespace().collect();
+        assert_eq!(header.len(), row0.len(), "{table}");
     }
 
     #[test]

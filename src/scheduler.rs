@@ -28,6 +28,8 @@ static LIBBPF_VERBOSE: AtomicBool = AtomicBool::new(false);
 const LOG_TAIL_LINES: usize = 25;
 /// How often the run loop looks for stats requests, tunable changes and the kernel's exit.
 const POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// A read that keeps failing is logged again every this many failures (10 s of polls).
+const REPORT_FAILURES_EVERY: u64 = 100;
 
 fn capture_libbpf(level: PrintLevel, msg: String) {
     // libbpf's info lines (e.g. struct_ops members this kernel lacks) are noise unless -v.
@@ -62,6 +64,8 @@ pub struct Scheduler<'a> {
     layout: Layout,
     interval: Duration,
     stats_server: StatsServer<(), Metrics>,
+    /// Last, so it is dropped (unpinned) after Drop has detached the scheduler.
+    _pin: tunables::Pin,
 }
 
 impl<'a> Scheduler<'a> {
@@ -86,6 +90,11 @@ impl<'a> Scheduler<'a> {
         )?;
         skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
         fill_rodata(&mut skel, &layout);
+        // One key per LLC present, not SIS_MAX_LLCS: each CPU keeps a copy of every key.
+        skel.maps
+            .llc_stats
+            .set_max_entries(layout.llcs.len() as u32)
+            .context("failed to size the llc_stats map to the LLCs")?;
 
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
             e.context(format!(
@@ -97,15 +106,10 @@ impl<'a> Scheduler<'a> {
         let initial =
             restore.unwrap_or_else(|| tunables::apply(&tunables::defaults(), &opts.policy));
         tunables::write(&skel.maps.tunables, &initial)?;
-        tunables::pin(&mut skel.maps.tunables)?;
-
-        let link = match scx_ops_attach!(skel, sis_ops) {
-            Ok(link) => link,
-            Err(e) => {
-                tunables::unpin();
-                return Err(e);
-            }
-        };
+        // Self does not exist yet, so its Drop cannot clean up: any error from here on returns
+        // early and drops the locals, `link` (detach) before `pin` (unpin), leaving nothing behind.
+        let pin = tunables::pin(&mut skel.maps.tunables)?;
+        let link = scx_ops_attach!(skel, sis_ops)?;
         let stats_server = StatsServer::new(metrics::server_data())
             .launch()
             .context("failed to start the stats server")?;
@@ -115,6 +119,7 @@ impl<'a> Scheduler<'a> {
             layout,
             interval: Duration::from_secs_f64(opts.stats_interval),
             stats_server,
+            _pin: pin,
         })
     }
 
@@ -139,8 +144,7 @@ impl<'a> Scheduler<'a> {
 
     /// Cumulative counters of every LLC, as published to stats clients.
     fn snapshot(&self) -> Result<Metrics> {
-        let per_cpu = stats::read_per_cpu(&self.skel.maps.llc_stats)?;
-        let counters = stats::per_llc(&per_cpu, &self.layout.cpu_llc(), self.layout.llcs.len());
+        let counters = stats::read_llcs(&self.skel.maps.llc_stats, self.layout.llcs.len())?;
         let bss = self.skel.maps.bss_data.as_ref();
         let llcs = counters
             .iter()
@@ -165,12 +169,24 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Serve stats, print the table every interval and log tunable changes,
-    /// until `shutdown` or the kernel ends the scheduler.
+    /// until `shutdown` or the kernel ends the scheduler. A failed map read is
+    /// logged (see FailStreak) and retried at the next poll; it ends nothing.
     pub fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
-        let mut last = self.snapshot()?;
+        let mut stats_reads = FailStreak::new("read the stats maps");
+        let mut tunables_reads = FailStreak::new("read the tunables map");
+        // Counters are zero at load, so an empty snapshot is a true base if the first read fails.
+        let mut last_good = stats_reads
+            .track(self.snapshot())
+            .unwrap_or_else(|| Metrics {
+                at_us: monotonic_us(),
+                ..Default::default()
+            });
+        let mut last_printed = last_good.clone();
         let mut next_print = Instant::now() + self.interval;
-        let mut seen = self.tunables()?;
+        // None until a read succeeds; changes are logged against the last value read.
+        let mut seen = tunables_reads.track(self.tunables());
+        let mut server_gone = false;
 
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // Poll and sleep rather than recv_timeout(): crossbeam spins (PAUSE, sched_yield)
@@ -178,30 +194,108 @@ impl<'a> Scheduler<'a> {
             // other vCPUs, so that spin outlasted the 100 ms timeout and the daemon never
             // slept: a whole vCPU (10.3 s of 10.3 s) went to it whenever the guest was busy.
             match req_ch.try_recv() {
-                Ok(()) => res_ch.send(self.snapshot()?)?,
+                Ok(()) => {
+                    if let Some(now) = stats_reads.track(self.snapshot()) {
+                        last_good = now;
+                    }
+                    // scx_stats' proxy waits for a reply and serves no other client until it
+                    // gets one, so a failed read answers with the last good snapshot (no new
+                    // counts). A failed send means the proxy is gone and nobody is waiting.
+                    let _ = res_ch.send(last_good.clone());
+                }
                 Err(TryRecvError::Empty) => std::thread::sleep(POLL_INTERVAL),
-                Err(e) => Err(e)?,
+                Err(TryRecvError::Disconnected) => {
+                    // The stats server's threads ended: stats clients go unanswered, but the
+                    // scheduler itself is fine, so keep it running.
+                    if !server_gone {
+                        eprintln!(
+                            "scx_sis: warning: the stats server stopped; stats go unanswered"
+                        );
+                        server_gone = true;
+                    }
+                    std::thread::sleep(POLL_INTERVAL);
+                }
             }
 
-            let now_t = self.tunables()?;
-            if now_t.generation != seen.generation {
-                for change in tunables::changes(&seen, &now_t) {
-                    println!("tunables generation {}: {change}", now_t.generation);
+            if let Some(now_t) = tunables_reads.track(self.tunables()) {
+                if let Some(old) = seen.filter(|old| old.generation != now_t.generation) {
+                    for change in tunables::changes(&old, &now_t) {
+                        println!("tunables generation {}: {change}", now_t.generation);
+                    }
                 }
-                seen = now_t;
+                seen = Some(now_t);
             }
 
             if Instant::now() >= next_print {
-                let now = self.snapshot()?;
-                print!("{}", now.delta(&last).table());
-                last = now;
-                next_print += self.interval;
+                // On a failed read the table waits for the next poll, which covers the gap.
+                if let Some(now) = stats_reads.track(self.snapshot()) {
+                    print!("{}", now.delta(&last_printed).table());
+                    last_printed = now.clone();
+                    last_good = now;
+                    next_print += self.interval;
+                    // After a long failing streak, restart the cadence rather than print a backlog.
+                    if next_print <= Instant::now() {
+                        next_print = Instant::now() + self.interval;
+                    }
+                }
             }
         }
 
         // Detach before reading the exit info: unregistering is what fills it in.
         self.link.take();
         uei_report!(&self.skel, uei)
+    }
+}
+
+/// Consecutive failures of one periodic read, logged on stderr once per
+/// streak: at the first failure, every REPORT_FAILURES_EVERY failures after
+/// it, and when the read succeeds again, with the count each time.
+struct FailStreak {
+    what: &'static str,
+    failures: u64,
+}
+
+impl FailStreak {
+    fn new(what: &'static str) -> Self {
+        Self { what, failures: 0 }
+    }
+
+    /// The value of a successful read; None (and the line logged, if it is due) for a failed one.
+    fn track<T>(&mut self, read: Result<T>) -> Option<T> {
+        let (value, line) = match read {
+            Ok(v) => (Some(v), self.succeeded()),
+            Err(e) => (None, self.failed(&e)),
+        };
+        if let Some(line) = line {
+            eprintln!("{line}");
+        }
+        value
+    }
+
+    fn failed(&mut self, e: &anyhow::Error) -> Option<String> {
+        self.failures += 1;
+        let (what, n) = (self.what, self.failures);
+        if n == 1 {
+            Some(format!(
+                "scx_sis: warning: failed to {what}: {e:#} (retrying at every poll)"
+            ))
+        } else if n % REPORT_FAILURES_EVERY == 0 {
+            Some(format!(
+                "scx_sis: warning: still failing to {what}, {n} times in a row: {e:#}"
+            ))
+        } else {
+            None
+        }
+    }
+
+    fn succeeded(&mut self) -> Option<String> {
+        let n = std::mem::take(&mut self.failures);
+        (n > 0).then(|| {
+            format!(
+                "scx_sis: could {} again after {n} failure(s) in a row",
+                self.what
+            )
+        })
     }
 }
 
@@ -226,8 +320,8 @@ fn shard_metrics(bss: &crate::bpf_skel::types::bss, llc: usize) -> BTreeMap<u32,
 
 impl Drop for Scheduler<'_> {
     fn drop(&mut self) {
+        // Detach first; the fields, the pin among them, are dropped after this returns.
         self.link.take();
-        tunables::unpin();
     }
 }
 
@@ -259,5 +353,51 @@ fn fill_rodata(skel: &mut OpenBpfSkel<'_>, layout: &Layout) {
             rodata.nr_scan_table[curves::curve_index(curve) as usize][llc] =
                 curves::table_row(curve, cpus.len() as u32);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_read_is_logged_once_per_streak_with_its_count() {
+        let mut s = FailStreak::new("read the stats maps");
+        assert_eq!(s.succeeded(), None, "no streak, nothing to say");
+        let e = anyhow::anyhow!("EAGAIN");
+        let first = s.failed(&e).unwrap();
+        assert!(
+            first.contains("failed to read the stats maps: EAGAIN"),
+            "{first}"
+        );
+        for _ in 2..REPORT_FAILURES_EVERY {
+            assert_eq!(s.failed(&e), None);
+        }
+        let again = s.failed(&e).unwrap();
+        assert!(
+            again.contains(&format!("{REPORT_FAILURES_EVERY} times in a row")),
+            "{again}"
+        );
+        s.failed(&e);
+        let back = s.succeeded().unwrap();
+        assert!(
+            back.contains(&format!(
+                "could read the stats maps again after {} failure(s)",
+                REPORT_FAILURES_EVERY + 1
+            )),
+            "{back}"
+        );
+        assert_eq!(s.succeeded(), None);
+        assert!(s.failed(&e).is_some(), "a new streak is logged again");
+    }
+
+    #[test]
+    fn track_passes_values_through() {
+        let mut s = FailStreak::new("read");
+        assert_eq!(s.track(Ok::<_, anyhow::Error>(7)), Some(7));
+        assert_eq!(s.track::<u32>(Err(anyhow::anyhow!("gone"))), None);
+        assert_eq!(s.failures, 1);
+        assert_eq!(s.track(Ok::<_, anyhow::Error>(8)), Some(8));
+        assert_eq!(s.failures, 0);
     }
 }

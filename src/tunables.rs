@@ -57,6 +57,7 @@ pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
             .test_inject_error
             .map_or(base.test_inject_error, |v| v as u32),
         plain: p.preset.map_or(base.plain, |v| (v == Preset::Plain) as u32),
+        balance_lag_us: p.balance_lag_us.unwrap_or(base.balance_lag_us),
         ..*base
     }
 }
@@ -92,6 +93,7 @@ pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
                 n => n.to_string(),
             },
         ),
+        ("balance-lag-us", t.balance_lag_us.to_string()),
         ("test-inject-error", onoff(t.test_inject_error)),
     ]
 }
@@ -134,9 +136,21 @@ pub fn read(map: &impl MapCore) -> Result<sis_tunables> {
     Ok(t)
 }
 
+/// The tunables pin, removed when dropped. Its owner is the Scheduler; tying
+/// the pin to a value rather than to Scheduler's Drop also removes it when
+/// Scheduler::init fails after pinning, before there is a Scheduler to drop.
+#[must_use = "dropping the Pin removes the pin"]
+pub struct Pin(());
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        unpin();
+    }
+}
+
 /// Pin the live map for `tune`. Only called once preflight found no scheduler
 /// loaded, so a pin already there was left by a killed instance: replace it.
-pub fn pin(map: &mut libbpf_rs::MapMut) -> Result<()> {
+pub fn pin(map: &mut libbpf_rs::MapMut) -> Result<Pin> {
     if Path::new(TUNABLES_PIN).exists() {
         eprintln!(
             "replacing the stale pin {TUNABLES_PIN} of an instance that did not exit cleanly"
@@ -146,11 +160,17 @@ pub fn pin(map: &mut libbpf_rs::MapMut) -> Result<()> {
     }
     fs::create_dir_all(PIN_DIR)
         .with_context(|| format!("failed to create {PIN_DIR} (is bpffs mounted?)"))?;
-    map.pin(TUNABLES_PIN)
-        .with_context(|| format!("failed to pin the tunables at {TUNABLES_PIN}"))
+    match map.pin(TUNABLES_PIN) {
+        Ok(()) => Ok(Pin(())),
+        Err(e) => {
+            // Leave no empty directory behind either.
+            let _ = fs::remove_dir(PIN_DIR);
+            Err(e).with_context(|| format!("failed to pin the tunables at {TUNABLES_PIN}"))
+        }
+    }
 }
 
-pub fn unpin() {
+fn unpin() {
     let _ = fs::remove_file(TUNABLES_PIN);
     let _ = fs::remove_dir(PIN_DIR);
 }
@@ -165,9 +185,20 @@ pub fn open_live() -> Result<MapHandle> {
         .with_context(|| format!("failed to open {TUNABLES_PIN}"))
 }
 
+/// An exclusive flock on `dir`, held until the returned file is dropped.
+fn lock_exclusive(dir: &str) -> Result<fs::File> {
+    let file = fs::File::open(dir).with_context(|| format!("failed to open {dir} to lock it"))?;
+    file.lock()
+        .with_context(|| format!("failed to lock {dir} against other scx_sis tune runs"))?;
+    Ok(file)
+}
+
 /// `scx_sis tune`: validate, apply, bump the generation, report old -> new.
 pub fn tune(show: bool, p: &PolicyOpts) -> Result<()> {
     let map = open_live()?;
+    // Two tunes at once would each write back what they read and lose the other's change.
+    // flock on the pin directory (bpffs supports it) needs no lock file to create or leave.
+    let _lock = lock_exclusive(PIN_DIR)?;
     let old = read(&map)?;
     if show {
         for (k, v) in fields(&old) {
@@ -232,6 +263,38 @@ mod tests {
         assert_eq!(plain.plain, 1);
         assert_eq!(apply(&plain, &policy(&["--preset", "sis"])).plain, 0);
         assert_eq!(apply(&plain, &policy(&["--wakeq", "on"])).plain, 1);
+    }
+
+    #[test]
+    fn balance_lag_defaults_and_changes_alone() {
+        assert_eq!(defaults().balance_lag_us, 12_000);
+        let old = defaults();
+        let new = apply(&old, &policy(&["--balance-lag-us", "3000"]));
+        assert_eq!(new.balance_lag_us, 3000);
+        assert_eq!(changes(&old, &new), vec!["balance-lag-us: 12000 -> 3000"]);
+        assert_eq!(
+            apply(&new, &policy(&["--wakeq", "on"])).balance_lag_us,
+            3000
+        );
+        assert!(describe(&new).contains("balance-lag-us=3000"));
+    }
+
+    #[test]
+    fn lock_excludes_a_second_holder_until_dropped() {
+        let dir = std::env::temp_dir().join(format!("scx_sis-lock-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.to_str().unwrap();
+        let held = lock_exclusive(path).unwrap();
+        let other = fs::File::open(&dir).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        assert!(other.try_lock().is_ok());
+        drop(other);
+        fs::remove_dir(&dir).unwrap();
+        assert!(lock_exclusive(path).is_err());
     }
 
     #[test]
