@@ -324,7 +324,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	if (cctx) {
 		u64 vtime;
 
-		vtime_resync_after_idle(cctx, cpu, now);
+		vtime_resync(cctx, now, &t);
 		/*
 		 * A task that moved brings its vtime along; bound it to this
 		 * CPU's window (task_vtime()), or a far lower vtime would let

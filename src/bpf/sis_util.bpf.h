@@ -96,12 +96,10 @@ static __always_inline u64 sis_util_period_ns(const struct sis_tunables *t)
 static int sis_util_timerfn(void *map, int *key, struct bpf_timer *timer)
 {
 	struct sis_tunables t;
-	u32 llc;
 
 	tun_snapshot(&t);
 	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
-	bpf_for (llc, 0, nr_llcs)
-		vtime_sample_llc(llc);
+	vtime_sample();
 	wakeq_sample(&t);
 	bpf_timer_start(timer, sis_util_period_ns(&t), 0);
 	return 0;

@@ -7,9 +7,12 @@
  * the vtimes of tasks on different CPUs stay comparable, so a task that sat
  * behind others while another CPU's tasks ran ahead shows as lagging, and
  * the balancer (balance.bpf.h) moves it. What keeps the CPUs' clocks close
- * is that balancing itself, plus a resync of a CPU that idled: its clock
- * stood still meanwhile, and without the resync every task it then ran would
- * look owed.
+ * is that balancing itself, plus a resync to the average clock of the busy
+ * CPUs (vclock): a CPU that idled catches up at once (its clock stood still,
+ * and every task it then ran would look owed), and no CPU's clock trails
+ * vclock by more than a runnable task's debt bound. Without the second, the
+ * CPUs of an LLC that had been idle while the other ran for seconds kept a
+ * clock seconds behind, so their tasks looked owed to the other LLC forever.
  */
 #ifndef __SIS_VTIME_BPF_H
 #define __SIS_VTIME_BPF_H
@@ -29,8 +32,8 @@ enum {
 	SIS_IDLE_GAP_NS = 1000000,
 };
 
-/* Average clock of each LLC's busy CPUs, sampled by the timer; 0 when none was busy. */
-u64 llc_vclock[SIS_MAX_LLCS];
+/* Average clock of the busy CPUs, sampled by the timer; 0 until one was busy. */
+u64 vclock;
 
 static __always_inline u64 cpu_vtime_now(s32 cpu)
 {
@@ -97,15 +100,24 @@ static __always_inline u64 curr_vtime_at(const struct sis_cpu_ctx *cctx, u64 now
 	return cctx->curr_vtime + vtime_charge(ran, cctx->curr_weight);
 }
 
-/* A CPU starts a task after idling: bring its clock up to its LLC's busy CPUs. */
-static __always_inline void vtime_resync_after_idle(struct sis_cpu_ctx *cctx, s32 cpu, u64 now)
+/* The debt a runnable task may carry (see task_vtime()), also the most a CPU's clock trails vclock.
+ */
+static __always_inline u64 vtime_debt_max(const struct sis_tunables *t)
 {
-	u64 ref;
+	return SIS_DEBT_LAGS * tun_balance_lag_ns(t);
+}
 
-	if (!cctx->stopped_at || now - cctx->stopped_at < SIS_IDLE_GAP_NS)
+/* Before a CPU starts a task: bring its clock up to vclock (after idling) or near it. */
+static __always_inline void vtime_resync(struct sis_cpu_ctx *cctx, u64 now,
+					 const struct sis_tunables *t)
+{
+	u64 ref = vclock;
+
+	if (!ref)
 		return;
-	ref = llc_vclock[llc_of(cpu) & (SIS_MAX_LLCS - 1)];
-	if (ref && time_before(cctx->vtime_now, ref))
+	if (!cctx->stopped_at || now - cctx->stopped_at < SIS_IDLE_GAP_NS)
+		ref -= vtime_debt_max(t);
+	if (time_before(cctx->vtime_now, ref))
 		cctx->vtime_now = ref;
 }
 
@@ -117,20 +129,18 @@ static __always_inline void vtime_resync_after_idle(struct sis_cpu_ctx *cctx, s3
 u64 vclock_sum;
 u32 vclock_busy;
 
-/*
- * Timer: the average clock of @llc's busy CPUs, as offsets from the LLC's
- * first CPU's clock so the sum cannot overflow.
- */
-__noinline int vtime_sample_llc(u32 llc)
+/* Timer: vclock, as offsets from CPU 0's clock so the sum cannot overflow. */
+__noinline int vtime_sample(void)
 {
-	u64 base = cpu_vtime_now(llc_cpu_at(llc, 0));
-	u32 n = llc_size(llc), i, busy;
+	u64 base = cpu_vtime_now(0);
+	u32 busy;
 	s64 sum;
+	s32 cpu;
 
 	vclock_sum = 0;
 	vclock_busy = 0;
-	bpf_for (i, 0, n) {
-		struct sis_cpu_ctx *cctx = cpu_ctx(llc_cpu_at(llc, i));
+	bpf_for (cpu, 0, nr_cpus) {
+		struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 
 		if (cctx && cctx->running) {
 			vclock_sum += cctx->vtime_now - base;
@@ -139,10 +149,10 @@ __noinline int vtime_sample_llc(u32 llc)
 	}
 	sum = (s64)vclock_sum;
 	busy = vclock_busy;
-	if (!busy || llc >= SIS_MAX_LLCS)
+	if (!busy)
 		return 0;
 	/* BPF has no signed division before cpu v4: divide the magnitude. */
-	llc_vclock[llc] = sum >= 0 ? base + (u64)sum / busy : base - (u64)(-sum) / busy;
+	vclock = sum >= 0 ? base + (u64)sum / busy : base - (u64)(-sum) / busy;
 	return 0;
 }
 
