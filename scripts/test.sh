@@ -2,7 +2,7 @@
 # The whole test suite: style checks, unit tests, and the VM tests that load
 # scx_sis on real sched_ext kernels (6.12 and the newest 7.x) under QEMU.
 #   SCX_SIS_SKIP_VM=1 scripts/test.sh     unit tests and checks only
-#   scripts/test.sh --long                  only the 10-minute reliability run (~30 min)
+#   scripts/test.sh --long                  only the long runs: reliability and chaos, 10-minute loads (~45 min)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -10,8 +10,8 @@ cd "$ROOT"
 
 scripts/setup.sh
 if [ "${1:-}" = "--long" ]; then
-  echo "test: reliability with 10-minute loads (SCX_SIS_LONG=1)" >&2
-  SCX_SIS_LONG=1 exec cargo test --release --test vm reliability_long -- --test-threads=1
+  echo "test: reliability and chaos with 10-minute loads (SCX_SIS_LONG=1)" >&2
+  SCX_SIS_LONG=1 exec cargo test --release --test vm _long_ -- --test-threads=1
 fi
 echo "test: style (cargo fmt, clang-format, clippy -D warnings)" >&2
 cargo fmt --check

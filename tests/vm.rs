@@ -354,6 +354,38 @@ fn reliability_long_7() {
     ));
 }
 
+// Fairness across CPUs (issue 11), EEVDF measured first in the same boot (~4 min each): n+1 busy
+// loops on 2 and on 8 CPUs, nice 0/5 across 2 CPUs, hackbench beside a SCHED_FIFO hog (no wakeup
+// placed on the CPU it holds), wakeups counted under the LLC of the wakee's prev.
+vm_test!(fairness_6_12, "6.12", "fairness.sh", "2llc-smt");
+vm_test!(fairness_7, "7", "fairness.sh", "2llc-smt");
+
+// Chaos: a random tunable changed ten times a second for 60 s under the stress-ng mix at 2x the
+// CPUs, then two concurrent tuners; never ejected, no task waits 5 s, the wakequeue's books
+// balance once drained (~3 min each).
+vm_test!(
+    chaos_6_12,
+    "6.12",
+    "chaos.sh",
+    "2llc-smt",
+    &["SIS_CHAOS_SECS=60"]
+);
+vm_test!(chaos_7, "7", "chaos.sh", "2llc-smt", &["SIS_CHAOS_SECS=60"]);
+
+/// The chaos run for 10 minutes (~13 min); skipped unless SCX_SIS_LONG=1.
+#[test]
+fn chaos_long_7() {
+    if std::env::var("SCX_SIS_LONG").as_deref() != Ok("1") {
+        say("vm: chaos.sh --long on 7: skipped (SCX_SIS_LONG=1 runs it)");
+        return;
+    }
+    if !runs_on("7", "chaos.sh --long") {
+        return;
+    }
+    let env = ["SIS_CHAOS_SECS=600"];
+    check(&run_guest_for("7", "chaos.sh", "2llc-smt", &env, "1800"));
+}
+
 /// Debian's own 6.12, built without sched_ext (`scripts/kernels.sh fetch debian-6.12`): scx_sis
 /// refuses with one line naming CONFIG_SCHED_CLASS_EXT (no_scx.sh, ~15 s). Runs when 6.12 is
 /// selected.

@@ -193,6 +193,31 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 }
 
 /*
+ * Any dispatch while a CPU of @llc is held: take what waits there first.
+ * Busy CPUs rarely reach a slice end under wakeup-heavy work (their tasks
+ * block first), so waiting for balance_pull() left hackbench's tasks behind
+ * an RT hog for most of a second.
+ */
+static __always_inline bool take_from_held(s32 cpu, u32 llc, u64 now)
+{
+	u32 n = llc_size(llc), i;
+
+	if (!nr_held_cpus)
+		return false;
+	bpf_for (i, 0, n) {
+		s32 victim = llc_cpu_at(llc, i);
+
+		if (victim != cpu && cpu_held(victim, now) &&
+		    scx_bpf_dsq_nr_queued(cpu_dsq(victim)) &&
+		    scx_bpf_dsq_move_to_local(cpu_dsq(victim), 0)) {
+			stat_inc(SIS_CNT_RESCUES);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Wake an idle CPU to steal waiting work, counted in @counter: in @llc if
  * one is idle, else anywhere (idle CPUs steal from other LLCs too). False
  * when no CPU is idle.

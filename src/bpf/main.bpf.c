@@ -196,6 +196,8 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	}
 	if (wakeq_take_orphan(cpu, &t))
 		return;
+	if (take_from_held(cpu, llc, bpf_ktime_get_ns()))
+		return;
 	if (balance_pull(prev, cpu, llc, &t))
 		return;
 	if (keep_prev(prev, cpu, &t)) {

@@ -163,19 +163,38 @@ static __always_inline s32 cross_llc_idle(struct task_struct *p, u32 own_llc)
 }
 
 /*
- * No stage found prev usable because a higher class holds it: an idle CPU
- * the task may use anywhere, else prev all the same (counted), where the
- * other CPUs' ticks find it (rescue_from_held()).
+ * prev is held by a higher class: an idle CPU the task may use anywhere;
+ * else a CPU that is not held, the waker's or one of prev's LLC (it waits
+ * there behind fair work, not behind an RT task); prev only when every
+ * allowed CPU is held (counted as held_wakeups by the caller).
  */
-static __always_inline void place_off_held(struct task_struct *p, s32 prev, struct sis_llc_stats *s,
-					   struct placement *pl)
+static __always_inline void place_off_held(struct task_struct *p, s32 prev, u64 now,
+					   struct sis_llc_stats *s, struct placement *pl)
 {
-	s32 cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	s32 cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0), waker = bpf_get_smp_processor_id();
+	u32 llc = llc_of(prev), n = llc_size(llc), pos = llc_pos_of(prev), i;
 
 	if (cpu >= 0) {
 		place(pl, cpu, SIS_PATH_FALLBACK, true);
 		stat_add(s, SIS_CNT_HELD_AVOIDED, 1);
 		return;
+	}
+	if (task_allows(p, waker) && !cpu_held(waker, now)) {
+		place(pl, waker, SIS_PATH_FALLBACK, false);
+		stat_add(s, SIS_CNT_HELD_AVOIDED, 1);
+		return;
+	}
+	bpf_for (i, 1, n) {
+		u32 idx = pos + i;
+
+		if (idx >= n)
+			idx -= n;
+		cpu = llc_cpu_at(llc, idx);
+		if (task_allows(p, cpu) && !cpu_held(cpu, now)) {
+			place(pl, cpu, SIS_PATH_FALLBACK, false);
+			stat_add(s, SIS_CNT_HELD_AVOIDED, 1);
+			return;
+		}
 	}
 	place(pl, prev, SIS_PATH_FALLBACK, false);
 }
@@ -248,7 +267,7 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 
 fallback:
 	if (held) {
-		place_off_held(p, prev, s, pl);
+		place_off_held(p, prev, now, s, pl);
 		return;
 	}
 	place(pl, prev, SIS_PATH_FALLBACK, false);

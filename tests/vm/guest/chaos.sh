@@ -100,11 +100,11 @@ cs_secs() {
 }
 
 # chaos_loop DEADLINE_CS OUT: random tunes until DEADLINE_CS, paced at RATE a second (no catching
-# up after a slow one). Writes to OUT:
-#   tunes=N ok=N noop=N err=N cs=N per_field=[field:n ...] errors=[...]
+# up after a slow one). Writes to OUT (tune_avg/tune_max: how long one `scx_sis tune` took):
+#   tunes=N ok=N noop=N err=N cs=N tune_avg=S tune_max=S (ARGS) per_field=[field:n ...] errors=[...]
 chaos_loop() {
   _dl=$1 _out=$2
-  _n=0 _ok=0 _noop=0 _err=0 _errl=
+  _n=0 _ok=0 _noop=0 _err=0 _errl= _dsum=0 _dmax=0 _dmaxw=
   _step=$((100 / RATE))
   [ $_step -ge 1 ] || _step=1
   rel_now
@@ -112,10 +112,18 @@ chaos_loop() {
   _next=$REL_NOW
   while [ "$REL_NOW" -lt "$_dl" ]; do
     pick_tune
+    _ts=$REL_NOW
     # shellcheck disable=SC2086  # word splitting intended
     /bin/scx_sis tune $PICK >/dev/null 2>/tmp/chaos_tune.err
     _rc=$?
+    rel_now
     _n=$((_n + 1))
+    _d=$((REL_NOW - _ts))
+    _dsum=$((_dsum + _d))
+    if [ $_d -gt $_dmax ]; then
+      _dmax=$_d
+      _dmaxw=$PICK
+    fi
     eval "_pf_$PICK_I=\$((\${_pf_$PICK_I:-0} + 1))"
     if [ $_rc -eq 0 ]; then
       _ok=$((_ok + 1))
@@ -141,7 +149,7 @@ chaos_loop() {
     eval "_c=\${_pf_$_i:-0}"
     _pfl="$_pfl $_f:$_c"
   done
-  echo "tunes=$_n ok=$_ok noop=$_noop err=$_err cs=$((REL_NOW - _t0)) per_field=[${_pfl# }] errors=[${_errl% }]" >"$_out"
+  echo "tunes=$_n ok=$_ok noop=$_noop err=$_err cs=$((REL_NOW - _t0)) tune_avg=$(fmt_cs $((_dsum / (_n > 0 ? _n : 1))))s tune_max=$(fmt_cs $_dmax)s ($_dmaxw) per_field=[${_pfl# }] errors=[${_errl% }]" >"$_out"
 }
 
 # show_field FIELD: FIELD's value in `tune --show` (empty when it fails).
@@ -206,7 +214,8 @@ watch_until() {
 
 # --------------------------------------------------------------------------- start
 # shellcheck disable=SC2086
-if start_sched --stats-interval 1 --exit-dump-len 262144 ${SIS_SCHED_ARGS:-}; then
+# The wakequeue on from the start, so that its books are exercised however the draws fall.
+if start_sched --wakeq on --stats-interval 1 --exit-dump-len 262144 ${SIS_SCHED_ARGS:-}; then
   pass sched_enabled "ops=$(scx_ops) after $(fmt_cs "$SCHED_START_CS")s"
 else
   fail sched_enabled "$SCHED_START_ERR; last log line: $(tail -n 1 "$SCHED_LOG" | cut -c1-200)"

@@ -65,13 +65,17 @@ loops_window() {
     _pids="$_pids $REL_PID"
   done
   sleep "$SETTLE"
+  rel_now
+  _c0=$REL_NOW
   # shellcheck disable=SC2086  # one word per PID
-  _a=$(ticks_of $_pids)
-  _c0=$(now_cs)
+  ticks_of $_pids
+  _a=$TICKS_OF
   sleep "$SECS"
+  rel_now
   # shellcheck disable=SC2086
-  _b=$(ticks_of $_pids)
-  LW_WIN=$(($(now_cs) - _c0))
+  ticks_of $_pids
+  _b=$TICKS_OF
+  LW_WIN=$((REL_NOW - _c0))
   # shellcheck disable=SC2086
   kill -KILL $_pids 2>/dev/null
   # shellcheck disable=SC2086
@@ -187,7 +191,12 @@ case_attr() {
   taskset -c 0 sh -c 'exec 3>/tmp/fair_fa 4</tmp/fair_fb; i=0
     while :; do echo x >&3; read -r _ <&4 || exit 0; i=$((i + 1)); case $i in *00) echo $i >/tmp/fair_attr_n ;; esac; done' &
   _waker=$!
-  sleep "$ATTR_SECS"
+  if [ "$1" = scx ] && [ -n "$KPROBE" ]; then
+    perf stat -x, -a -e "kprobes:$KPROBE" -o /tmp/fair_perf -- sleep "$ATTR_SECS" >/dev/null 2>&1
+    ATTR_KPROBE=$(awk -F, '$3 ~ /kprobes:/ { print $1 }' /tmp/fair_perf)
+  else
+    sleep "$ATTR_SECS"
+  fi
   rel_cpu "$_wakee"
   _wcpu=$REL_CPU
   kill -KILL "$_waker" "$_wakee" 2>/dev/null
@@ -218,6 +227,14 @@ fi
 DAEMON=$SCHED_PID
 info "$(grep -m1 'scx_sis on kernel' "$SCHED_LOG" | cut -c1-200)"
 info "$(grep -m1 '^policy:' "$SCHED_LOG" | cut -c1-300)"
+# For attribution: the kernel's own count of select_task_rq_scx() calls (a kprobe counted by perf),
+# to set beside the scheduler's `wakeups` (best effort, a diagnostic only).
+KPROBE=
+ATTR_KPROBE=
+KPROBE_EVENTS=/sys/kernel/tracing/kprobe_events
+if want_case attr && echo 'p:sis_fair_select select_task_rq_scx' >>"$KPROBE_EVENTS" 2>/dev/null; then
+  KPROBE=sis_fair_select
+fi
 
 # n+1 on 2 CPUs and on all CPUs.
 for c in n1_2 n1_8; do
@@ -292,7 +309,7 @@ if want_case attr; then
   _l0=$(echo "$MON_WIN_JSON" | json_llc 0 | json_sum wakeups)
   _l1=$(echo "$MON_WIN_JSON" | json_llc 1 | json_sum wakeups)
   _sh=$(awk -v a="$_l1" -v b="$_tot" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-  _d="waker on cpu0, wakee on cpus 4-$((N - 1)), ${ATTR_SECS}s: scx_sis wakeups llc0=$_l0 llc1=$_l1 total=$_tot llc1 share=$_sh (want >= $ATTR_MIN), round trips >= $scx_attr_rt, wakee last on cpu$scx_attr_cpu | EEVDF round trips >= $eevdf_attr_rt, wakee last on cpu$eevdf_attr_cpu | monitor rc=$MON_WIN_RC"
+  _d="waker on cpu0, wakee on cpus 4-$((N - 1)), ${ATTR_SECS}s: scx_sis wakeups llc0=$_l0 llc1=$_l1 total=$_tot llc1 share=$_sh (want >= $ATTR_MIN), round trips >= $scx_attr_rt, wakee last on cpu$scx_attr_cpu, kernel select_task_rq_scx calls in the ${ATTR_SECS}s (kprobe, every task)=${ATTR_KPROBE:-n/a} | EEVDF round trips >= $eevdf_attr_rt, wakee last on cpu$eevdf_attr_cpu | monitor rc=$MON_WIN_RC"
   if [ -z "$MON_WIN_JSON" ]; then
     fail attribution "no monitor --json object: $(head -c 200 /tmp/fair_mon) | $_d"
   elif [ "$_tot" -gt 0 ] && le "$ATTR_MIN" "$_sh"; then
@@ -301,6 +318,8 @@ if want_case attr; then
     fail attribution "$_d"
   fi
 fi
+
+[ -n "$KPROBE" ] && echo "-:$KPROBE" >>"$KPROBE_EVENTS" 2>/dev/null
 
 # --------------------------------------------------------------------------- still in charge, unload
 st=$(rel_state)

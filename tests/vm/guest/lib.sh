@@ -626,14 +626,15 @@ spin_nice() {
   REL_PID=$!
 }
 
-# ticks_of PID...: their utime+stime (USER_HZ ticks) as one line, 0 for a PID that is gone.
+# ticks_of PID...: their utime+stime (USER_HZ ticks) in TICKS_OF, one word each, 0 for a PID that
+# is gone (no fork: the loops being measured keep every CPU busy).
 ticks_of() {
-  _to=
+  TICKS_OF=
   for _p in "$@"; do
     rel_ticks "$_p" || REL_TICKS=0
-    _to="$_to $REL_TICKS"
+    TICKS_OF="$TICKS_OF $REL_TICKS"
   done
-  echo "${_to# }"
+  TICKS_OF=${TICKS_OF# }
 }
 
 # ticks_delta "A1 A2 ..." "B1 B2 ...": B - A element-wise, as one line.
