@@ -188,7 +188,16 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		scx_bpf_error("test-only error injected through the tunables");
 		return;
 	}
-	/* Plain preset, and after switching away from it: drain the FIFO. */
+	/*
+	 * Plain preset: what waited in this CPU's queues before the switch
+	 * first (nothing new enters them now; behind a FIFO that stress-ng's
+	 * yielders kept full, tasks pinned here waited 20 s), then the FIFO.
+	 * After switching away from it: drain the FIFO.
+	 */
+	if (t.plain && (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0) || wakeq_dispatch(cpu, &t))) {
+		stat_inc(SIS_CNT_DISPATCH_LOCAL);
+		return;
+	}
 	if ((t.plain || scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN)) &&
 	    scx_bpf_dsq_move_to_local(SIS_DSQ_PLAIN, 0)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
