@@ -1,9 +1,11 @@
-//! Command line: the scheduler's flags, the subcommands and their validation.
+//! scx_sis's command line: the scheduler's flags, its control subcommands and their validation.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::time::Duration;
 
-use crate::bench::BenchOpts;
-use crate::latency::LatencyOpts;
+use clap::{Args, Parser, Subcommand};
+
+use scx_sis::policy::PolicyOpts;
+use scx_sis::scheduler;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -27,43 +29,6 @@ pub enum Command {
     Tune(TuneOpts),
     /// Show the running scheduler's per-LLC stats, without loading anything.
     Monitor(MonitorOpts),
-    /// Wakeup-latency workload (message and worker threads, schbench-style).
-    Wakelat(LatencyOpts),
-    /// A/B benchmark: EEVDF vs scx_sis configurations (and peers) under hackbench, perf bench
-    /// and wakelat; a markdown table and an SVG plot (--vm: in the project's VM).
-    Bench(BenchOpts),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Switch {
-    On,
-    Off,
-}
-
-impl Switch {
-    pub fn is_on(self) -> bool {
-        self == Switch::On
-    }
-}
-
-/// How the SIS_UTIL scan depth follows the LLC's utilization.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Curve {
-    /// Unbounded: scan the whole LLC.
-    Off,
-    /// The RFC's v2: nr = llc - (llc-4)*2*util, never below 4.
-    Linear,
-    /// As merged in v6.0: nr = llc*(1-(util/0.85)^2), nothing above 85%.
-    Quadratic,
-}
-
-/// A whole policy at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Preset {
-    /// The placement stages (and their own flags).
-    Sis,
-    /// What the kernel's scx_simple does: the kernel's default idle pick, one global FIFO.
-    Plain,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -84,66 +49,22 @@ pub struct RunOpts {
     #[arg(short, long)]
     pub verbose: bool,
 
+    /// Print every statistic the scheduler publishes, with its description, and exit.
+    #[arg(long)]
+    pub help_stats: bool,
+
     #[command(flatten)]
     pub policy: PolicyOpts,
 }
 
-/// The tunables. At start an unset flag takes its default; `tune` changes only the flags given.
-#[derive(Debug, Clone, Default, Args)]
-pub struct PolicyOpts {
-    /// Policy preset; `plain` is the baseline to compare against [default: sis].
-    #[arg(long, value_enum)]
-    pub preset: Option<Preset>,
-
-    /// Time slice in microseconds [default: 3000].
-    #[arg(short = 's', long, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
-    pub slice_us: Option<u64>,
-
-    /// Keep a wakee on its previous CPU when that CPU is almost idle [default: on].
-    #[arg(long, value_enum)]
-    pub prev_bias: Option<Switch>,
-
-    /// "Almost idle": prev's utilization without the task, per-mille of capacity [default: 1].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1000))]
-    pub prev_bias_threshold: Option<u32>,
-
-    /// Curve bounding the idle-CPU scan by LLC utilization [default: quadratic].
-    #[arg(long, value_enum)]
-    pub sis_util: Option<Curve>,
-
-    /// Period of the LLC utilization update, in microseconds [default: 4000].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(100..=1_000_000))]
-    pub sis_util_period_us: Option<u32>,
-
-    /// Prefer a fully idle SMT core in prev's LLC [default: on].
-    #[arg(long, value_enum)]
-    pub idle_core: Option<Switch>,
-
-    /// On a synchronous wakeup, run the wakee on the waker's CPU (same LLC) [default: on].
-    #[arg(long, value_enum)]
-    pub wake_sync: Option<Switch>,
-
-    /// Look for an idle CPU in other LLCs when prev's LLC has none [default: on].
-    #[arg(long, value_enum)]
-    pub cross_llc: Option<Switch>,
-
-    /// Queue wakeups that found no idle CPU in a queue shared by the LLC [default: off].
-    #[arg(long, value_enum)]
-    pub wakeq: Option<Switch>,
-
-    /// Wakequeue shards per LLC, 0 = one per 4 CPUs of the LLC [default: 0].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=16))]
-    pub wakeq_shards: Option<u32>,
-
-    /// vtime lag, in microseconds of nice-0 run time, by which a CPU's next task must lead another
-    /// CPU's waiting task before the busy CPU pulls that task over; larger = fewer migrations,
-    /// slower fairness [default: 12000].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(500..=1_000_000))]
-    pub balance_lag_us: Option<u32>,
-
-    /// Test only: make the BPF scheduler fail with scx_bpf_error().
-    #[arg(long, hide = true)]
-    pub test_inject_error: Option<bool>,
+impl RunOpts {
+    pub fn scheduler_options(&self) -> scheduler::Options {
+        scheduler::Options {
+            stats_interval: Duration::from_secs_f64(self.stats_interval),
+            exit_dump_len: self.exit_dump_len,
+            verbose: self.verbose,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -187,6 +108,7 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scx_sis::policy::{Curve, Switch};
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("scx_sis").chain(args.iter().copied()))
@@ -225,6 +147,13 @@ mod tests {
         assert_eq!(t.policy.prev_bias, Some(Switch::Off));
         assert_eq!(t.policy.sis_util, None);
         assert!(!t.show);
+    }
+
+    #[test]
+    fn help_stats_is_a_run_flag_and_the_lab_commands_are_gone() {
+        assert!(parse(&["--help-stats"]).unwrap().run.help_stats);
+        assert!(parse(&["bench", "--quick"]).is_err());
+        assert!(parse(&["wakelat"]).is_err());
     }
 
     #[test]

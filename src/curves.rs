@@ -3,7 +3,7 @@
 //! in tables built here, so this file is the curves' only implementation.
 
 use crate::bpf_intf;
-use crate::cli::Curve;
+use crate::policy::Curve;
 
 /// Utilization resolution of the tables: util is looked up in 1/STEPS steps.
 pub const STEPS: usize = bpf_intf::sis_limits_SIS_UTIL_STEPS as usize;

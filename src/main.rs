@@ -1,56 +1,39 @@
-//! scx_sis: a sched_ext scheduler that rebuilds select_idle_sibling() as
-//! switchable placement stages and shows, per LLC, where wakeups went.
+//! scx_sis: the scheduler and its controls. Without a subcommand it loads the BPF scheduler and
+//! runs it; `tune` changes the running instance's tunables, `monitor` shows its stats.
+//! The policy core is the library (src/lib.rs); the lab is the scx_sis_lab binary.
 
-mod bench;
-mod bpf_intf;
-mod bpf_skel;
 mod cli;
-mod curves;
-mod features;
-mod latency;
-mod metrics;
 mod monitor;
-mod preflight;
-mod scheduler;
-mod stats;
-mod topology;
-mod tunables;
+mod tune;
 
 use std::mem::MaybeUninit;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
-use anyhow::{Context, Result};
-use clap::Parser;
+use anyhow::Result;
 
 use cli::{Cli, Command, MonitorOpts, RunOpts};
-use scheduler::{Scheduler, OPS_NAME};
-
-/// Set by SIGINT/SIGTERM; every long-running mode polls it.
-fn shutdown_flag() -> Result<Arc<AtomicBool>> {
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let flag = shutdown.clone();
-    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-        .context("failed to install the SIGINT/SIGTERM handler")?;
-    Ok(shutdown)
-}
+use scx_sis::scheduler::{Scheduler, OPS_NAME};
+use scx_sis::{features, preflight, program, shutdown, stats, tunables};
 
 fn run(opts: &RunOpts) -> Result<()> {
     let _instance = preflight::check_can_load()?;
-    let shutdown = shutdown_flag()?;
+    let shutdown = shutdown::flag()?;
     eprintln!("{}", features::report());
 
+    let sched_opts = opts.scheduler_options();
     let mut restore = None;
     loop {
+        let initial =
+            restore.unwrap_or_else(|| tunables::apply(&tunables::defaults(), &opts.policy));
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(opts, &mut open_object, restore)?;
+        let mut sched = Scheduler::init(&sched_opts, &mut open_object, &initial)?;
         eprintln!("{}", sched.describe());
         let exit = sched.run(shutdown.clone())?;
         if !exit.should_restart() {
             eprintln!("{OPS_NAME} unloaded");
             return Ok(());
         }
+        // The live tunables, so that changes made with `tune` survive the reload.
         restore = sched.tunables().ok();
         eprintln!(
             "the kernel asked for a restart (CPU hotplug?): reloading with the live tunables"
@@ -58,25 +41,12 @@ fn run(opts: &RunOpts) -> Result<()> {
     }
 }
 
-/// clap's usage errors, as one line like every other error.
-fn parse_cli() -> Cli {
-    match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) if e.use_stderr() => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default();
-            eprintln!("scx_sis: {first}");
-            std::process::exit(2);
-        }
-        Err(e) => e.exit(),
-    }
-}
-
 fn main() -> ExitCode {
-    let cli = parse_cli();
+    let cli: Cli = program::parse_args("scx_sis");
     let result = match &cli.command {
+        None if cli.run.help_stats => stats::describe(&mut std::io::stdout()),
         None => match cli.run.monitor {
-            Some(interval) => shutdown_flag().and_then(|s| {
+            Some(interval) => shutdown::flag().and_then(|s| {
                 let opts = MonitorOpts {
                     interval,
                     json: false,
@@ -87,16 +57,8 @@ fn main() -> ExitCode {
             }),
             None => run(&cli.run),
         },
-        Some(Command::Tune(t)) => tunables::tune(t.show, &t.policy),
-        Some(Command::Monitor(m)) => shutdown_flag().and_then(|s| monitor::run(m, s)),
-        Some(Command::Wakelat(opts)) => latency::run(opts),
-        Some(Command::Bench(opts)) => bench::run(opts),
+        Some(Command::Tune(t)) => tune::run(t.show, &t.policy),
+        Some(Command::Monitor(m)) => shutdown::flag().and_then(|s| monitor::run(m, s)),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("scx_sis: error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    program::exit_code("scx_sis", result)
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use scx_stats::prelude::*;
 
 use crate::cli::MonitorOpts;
-use crate::metrics::Metrics;
+use scx_sis::stats::Metrics;
 
 pub fn run(opts: &MonitorOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
     let mut client = StatsClient::new().connect(None).map_err(|_| {

@@ -60,19 +60,33 @@ fn lock_instance() -> Result<InstanceLock> {
     Ok(InstanceLock(file))
 }
 
-/// Everything that must hold before loading; the returned lock keeps a second instance out.
-pub fn check_can_load() -> Result<InstanceLock> {
+/// Fails with "must run as root to {to_do}" unless this process runs as root.
+pub fn require_root(to_do: &str) -> Result<()> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        bail!("must run as root to load a BPF scheduler (try: sudo scx_sis)");
+        bail!("must run as root to {to_do}");
     }
+    Ok(())
+}
+
+/// Fails naming the kernel, then `remedy`, unless this kernel has sched_ext.
+pub fn require_sched_ext(remedy: &str) -> Result<()> {
     if !Path::new(SCX_SYSFS).exists() {
         bail!(
-            "kernel {} has no sched_ext (/sys/kernel/sched_ext is missing): boot a 6.12+ kernel \
-             built with CONFIG_SCHED_CLASS_EXT=y, or try it in a VM with scripts/run.sh",
+            "kernel {} has no sched_ext (/sys/kernel/sched_ext is missing): {remedy}",
             kernel_release()
         );
     }
+    Ok(())
+}
+
+/// Everything that must hold before loading; the returned lock keeps a second instance out.
+pub fn check_can_load() -> Result<InstanceLock> {
+    require_root("load a BPF scheduler (try: sudo scx_sis)")?;
+    require_sched_ext(
+        "boot a 6.12+ kernel built with CONFIG_SCHED_CLASS_EXT=y, or try it in a VM with \
+         scripts/run.sh",
+    )?;
     if let Some(name) = loaded_scheduler() {
         bail!("another sched_ext scheduler is already loaded: {name}");
     }

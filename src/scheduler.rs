@@ -1,7 +1,6 @@
 //! The scheduler's life: open -> configure -> load -> pin -> attach -> serve
 //! stats and watch the tunables -> detach, and the kernel's exit reason at the end.
 
-use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,10 +14,10 @@ use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_repo
 
 use crate::bpf_intf::sis_tunables;
 use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
-use crate::cli::{Curve, RunOpts};
-use crate::metrics::{self, LlcMetrics, Metrics, ShardMetrics};
-use crate::topology::Layout;
-use crate::{curves, preflight, stats, tunables};
+use crate::policy::Curve;
+use crate::stats::{self, Metrics};
+use crate::topology::{self, Layout};
+use crate::{counters, curves, preflight, tunables};
 
 pub const OPS_NAME: &str = "scx_sis";
 
@@ -58,6 +57,17 @@ fn monotonic_us() -> u64 {
     ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000
 }
 
+/// How to load and run the scheduler (its policy comes apart, as tunables).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Between two per-LLC stats tables on stdout.
+    pub stats_interval: Duration,
+    /// Bytes of the kernel's debug dump to print when the scheduler exits on an error.
+    pub exit_dump_len: u32,
+    /// Print libbpf's debug output, the verifier log included.
+    pub verbose: bool,
+}
+
 pub struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     link: Option<Link>,
@@ -69,12 +79,12 @@ pub struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    /// `restore`: the tunables of the instance this one replaces after a
-    /// kernel-requested restart, so live changes survive a CPU hotplug.
+    /// `initial`: the tunables to start with; after a kernel-requested restart, those of the
+    /// instance this one replaces, so live changes survive a CPU hotplug.
     pub fn init(
-        opts: &RunOpts,
+        opts: &Options,
         open_object: &'a mut MaybeUninit<OpenObject>,
-        restore: Option<sis_tunables>,
+        initial: &sis_tunables,
     ) -> Result<Self> {
         let layout = Layout::detect().context("failed to read the CPU topology")?;
         // Our own printer (not ObjectBuilder::debug) so the verifier log is kept for errors.
@@ -103,21 +113,19 @@ impl<'a> Scheduler<'a> {
                 libbpf_log_tail()
             ))
         })?;
-        let initial =
-            restore.unwrap_or_else(|| tunables::apply(&tunables::defaults(), &opts.policy));
-        tunables::write(&skel.maps.tunables, &initial)?;
+        tunables::write(&skel.maps.tunables, initial)?;
         // Self does not exist yet, so its Drop cannot clean up: any error from here on returns
         // early and drops the locals, `link` (detach) before `pin` (unpin), leaving nothing behind.
         let pin = tunables::pin(&mut skel.maps.tunables)?;
         let link = scx_ops_attach!(skel, sis_ops)?;
-        let stats_server = StatsServer::new(metrics::server_data())
+        let stats_server = StatsServer::new(stats::server_data())
             .launch()
             .context("failed to start the stats server")?;
         Ok(Self {
             skel,
             link: Some(link),
             layout,
-            interval: Duration::from_secs_f64(opts.stats_interval),
+            interval: opts.stats_interval,
             stats_server,
             _pin: pin,
         })
@@ -144,28 +152,9 @@ impl<'a> Scheduler<'a> {
 
     /// Cumulative counters of every LLC, as published to stats clients.
     fn snapshot(&self) -> Result<Metrics> {
-        let counters = stats::read_llcs(&self.skel.maps.llc_stats, self.layout.llcs.len())?;
-        let bss = self.skel.maps.bss_data.as_ref();
-        let llcs = counters
-            .iter()
-            .enumerate()
-            .map(|(llc, c)| {
-                let util = bss.map_or(0, |b| b.llc_util[llc]);
-                let nr_scan = bss.map_or(0, |b| b.llc_nr_scan[llc]);
-                let mut m =
-                    LlcMetrics::from_counters(c, self.layout.llcs[llc].len(), util, nr_scan);
-                if let Some(b) = bss {
-                    m.shards = shard_metrics(b, llc);
-                }
-                (llc as u32, m)
-            })
-            .collect();
-        Ok(Metrics {
-            at_us: monotonic_us(),
-            secs: 0.0,
-            generation: self.tunables().map(|t| t.generation).unwrap_or(0),
-            llcs,
-        })
+        let llcs = counters::read(&self.skel, &self.layout)?;
+        let generation = self.tunables().map(|t| t.generation).unwrap_or(0);
+        Ok(Metrics::snapshot(monotonic_us(), generation, &llcs))
     }
 
     /// Serve stats, print the table every interval and log tunable changes,
@@ -299,25 +288,6 @@ impl FailStreak {
     }
 }
 
-/// The shards of `llc` in use now, plus any that still hold or once held tasks.
-fn shard_metrics(bss: &crate::bpf_skel::types::bss, llc: usize) -> BTreeMap<u32, ShardMetrics> {
-    let max = crate::bpf_intf::sis_limits_SIS_MAX_SHARDS as usize;
-    (0..max)
-        .filter_map(|i| {
-            let slot = llc * max + i;
-            let m = ShardMetrics {
-                enqueued: bss.shard_enqueued[slot],
-                ran: bss.shard_ran[slot],
-                left: bss.shard_left[slot],
-                depth: bss.shard_depth[slot] as u64,
-                max_depth: bss.shard_max_depth[slot] as u64,
-            };
-            let in_use = (i as u32) < bss.llc_shards[llc];
-            (in_use || m.enqueued > 0).then_some((i as u32, m))
-        })
-        .collect()
-}
-
 impl Drop for Scheduler<'_> {
     fn drop(&mut self) {
         // Detach first; the fields, the pin among them, are dropped after this returns.
@@ -345,7 +315,7 @@ fn fill_rodata(skel: &mut OpenBpfSkel<'_>, layout: &Layout) {
     }
     for (llc, cpus) in layout.llcs.iter().enumerate() {
         rodata.llc_nr_cpus[llc] = cpus.len() as u32;
-        rodata.llc_auto_shards[llc] = crate::topology::default_shards(cpus.len());
+        rodata.llc_auto_shards[llc] = topology::default_shards(cpus.len());
         for (i, &cpu) in cpus.iter().enumerate() {
             rodata.llc_cpus[llc][i] = cpu as u16;
         }

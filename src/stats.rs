@@ -1,141 +1,422 @@
-//! Per-LLC statistics. BPF counts in `llc_stats`, a per-CPU array whose key is
-//! an LLC index: every CPU keeps its own copy of every LLC's counters, so the
-//! hot path needs no atomics, and the daemon sums the CPUs' copies of each key.
-//!
-//! An event is filed under the LLC it is about, not under the LLC of the CPU
-//! that ran the callback: a wakeup's select_cpu counters (wakeups, paths, the
-//! scan, its cost, direct dispatches, held_wakeups, held_avoided) go under the
-//! LLC of the task's prev CPU, so a waker in LLC 0 waking a task that last ran
-//! in LLC 1 counts under LLC 1; everything else (enqueues, dispatches, steals,
-//! pulls, wakeup preemptions and kicks, rescues, migrations) goes under the LLC
-//! of the CPU where it happens.
-//! The daemon sizes the map to the LLCs present before load (see
-//! Scheduler::init), reads keys 0..nr_llcs here, and metrics.rs takes deltas
-//! between two reads and renders them.
+//! What the daemon publishes through scx_stats (the scx convention: other tools can read it from
+//! /var/run/scx/root/stats): Metrics, per LLC and per wakequeue shard, built from what
+//! counters.rs read, and the deltas between two reads that clients see. The table below is the
+//! one list of the published per-LLC fields; render.rs draws them for a terminal.
 
-use anyhow::{Context, Result};
-use libbpf_rs::{MapCore, MapFlags};
+mod llc_metrics;
+mod render;
 
-use crate::bpf_intf::{self, sis_llc_stats};
+use std::collections::BTreeMap;
 
-pub const NR_COUNTERS: usize = bpf_intf::sis_counter_SIS_NR_COUNTERS as usize;
-pub const NR_PATHS: usize = bpf_intf::sis_path_SIS_NR_PATHS as usize;
-pub const COST_BUCKETS: usize = bpf_intf::sis_limits_SIS_COST_BUCKETS as usize;
+use anyhow::Result;
+use scx_stats::prelude::*;
+use scx_stats_derive::{stat_doc, Stats};
+use serde::{Deserialize, Serialize};
 
-/// Path names as users see them (order of enum sis_path).
-pub const PATH_NAMES: [&str; NR_PATHS] = [
-    "sync",
-    "prev_idle",
-    "prev_almost_idle",
-    "idle_core",
-    "llc_scan",
-    "cross_llc",
-    "fallback",
-    "kernel_dfl",
-];
+use crate::bpf_intf::sis_limits_SIS_CAPACITY;
+use crate::counters::{Counters, LlcCounts, ShardCounts};
+use llc_metrics::llc_metrics;
 
-// SAFETY: a repr(C) struct of u64 arrays, valid for any bit pattern.
-unsafe impl plain::Plain for sis_llc_stats {}
+pub use render::{bpftrace_hist, log2_quantile};
 
-/// Counters of one LLC, summed over the CPUs' copies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Counters {
-    pub counters: [u64; NR_COUNTERS],
-    pub paths: [u64; NR_PATHS],
-    pub cost_hist: [u64; COST_BUCKETS],
-    pub wakeq_wait_hist: [u64; COST_BUCKETS],
+#[stat_doc]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
+#[stat(top)]
+pub struct Metrics {
+    #[stat(desc = "Monotonic time of the snapshot in microseconds")]
+    pub at_us: u64,
+    #[stat(desc = "Seconds covered by this report (0 for a raw snapshot)")]
+    pub secs: f64,
+    #[stat(desc = "Generation of the tunables in force")]
+    pub generation: u64,
+    #[stat(desc = "Per-LLC statistics, by LLC index")]
+    pub llcs: BTreeMap<u32, LlcMetrics>,
 }
 
-impl Default for Counters {
-    fn default() -> Self {
+// Adding a counter: its SIS_CNT_ constant in src/bpf/intf.h, then one line here. The order is
+// the JSON order, which the guest scripts rely on: "cpus" first, and the counters they read
+// before "select_ns_hist".
+llc_metrics! {
+    gauge cpus: u64, "CPUs in the LLC";
+    gauge util_pct: f64, "Summed utilization in percent of the LLC's capacity";
+    gauge nr_scan: u64, "CPUs a wakeup may scan for an idle one (SIS_UTIL)";
+    count wakeups = sis_counter_SIS_CNT_WAKEUPS, "Wakeups (select_cpu calls)";
+    paths paths, "Wakeups by placement path";
+    count direct_dispatches = sis_counter_SIS_CNT_DIRECT_DISPATCH,
+        "Wakeups sent straight to an idle CPU";
+    count migrations = sis_counter_SIS_CNT_MIGRATIONS,
+        "Tasks that ran on another CPU than last time";
+    count dispatch_local = sis_counter_SIS_CNT_DISPATCH_LOCAL,
+        "Dispatches from the CPU's own DSQ";
+    count dispatch_llc_steal = sis_counter_SIS_CNT_DISPATCH_LLC,
+        "Dispatches stolen from a CPU of the same LLC";
+    count dispatch_remote_steal = sis_counter_SIS_CNT_DISPATCH_REMOTE,
+        "Dispatches stolen from another LLC";
+    count tick_kicks = sis_counter_SIS_CNT_TICK_KICKS,
+        "Idle CPUs kicked by a busy CPU's tick";
+    count dispatch_keep = sis_counter_SIS_CNT_DISPATCH_KEEP,
+        "Dispatches that kept the running task, still ahead in vtime";
+    count pulls = sis_counter_SIS_CNT_PULLS,
+        "Busy CPUs at slice end that took a task lagging in vtime from their LLC";
+    count pulls_remote = sis_counter_SIS_CNT_PULLS_REMOTE,
+        "Busy CPUs at slice end that took a task lagging in vtime from another LLC";
+    count rescues = sis_counter_SIS_CNT_RESCUES,
+        "Tasks sent to, or idle CPUs woken for, work waiting on a CPU a higher class took";
+    count held_wakeups = sis_counter_SIS_CNT_HELD_WAKEUPS,
+        "Wakeups placed on a CPU a higher class (RT, deadline) holds";
+    count held_avoided = sis_counter_SIS_CNT_HELD_AVOIDED,
+        "Wakeups whose prev CPU a higher class held, placed elsewhere";
+    count wakeup_preempts = sis_counter_SIS_CNT_WAKEUP_PREEMPTS,
+        "Wakees earlier in vtime that preempted the running task";
+    count wakeup_kicks = sis_counter_SIS_CNT_WAKEUP_KICKS,
+        "Idle CPUs kicked to take a wakee queued behind a busy CPU";
+    count scan_runs = sis_counter_SIS_CNT_SCAN_RUNS, "llc_scan stages run";
+    count scan_skipped = sis_counter_SIS_CNT_SCAN_SKIPPED,
+        "llc_scan stages skipped because nr_scan was 0";
+    count scan_depth = sis_counter_SIS_CNT_SCAN_DEPTH, "Sum of the scan depth limits used";
+    count scan_visited = sis_counter_SIS_CNT_SCAN_VISITED, "CPUs tested by llc_scan";
+    count scan_found = sis_counter_SIS_CNT_SCAN_FOUND, "llc_scan stages that found an idle CPU";
+    count select_ns = sis_counter_SIS_CNT_COST_NS, "Total select_cpu cost in ns";
+    hist select_ns_hist = cost_hist,
+        "select_cpu cost histogram: bucket i counts calls of [2^i, 2^(i+1)) ns";
+    count wakeq_enqueued = sis_counter_SIS_CNT_WAKEQ_ENQ,
+        "Wakeups queued in this LLC's wakequeue shards (by CPUs of this LLC)";
+    count wakeq_dispatch_own = sis_counter_SIS_CNT_WAKEQ_DISP_OWN,
+        "Dispatches from the CPU's own shard";
+    count wakeq_dispatch_other = sis_counter_SIS_CNT_WAKEQ_DISP_OTHER,
+        "Dispatches from another shard of the LLC";
+    count wakeq_waits = sis_counter_SIS_CNT_WAKEQ_WAITS,
+        "Shard-queued tasks that started running on this LLC";
+    count wakeq_wait_ns = sis_counter_SIS_CNT_WAKEQ_WAIT_NS,
+        "Their summed wait, enqueue to running, ns";
+    hist wakeq_wait_hist = wakeq_wait_hist,
+        "Wakequeue wait histogram: bucket i counts waits of [2^i, 2^(i+1)) ns";
+    shards shards, "Per-shard wakequeue statistics, by shard index";
+}
+
+#[stat_doc]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
+#[stat(desc = "Statistics of one wakequeue shard")]
+pub struct ShardMetrics {
+    #[stat(desc = "Tasks queued")]
+    pub enqueued: u64,
+    #[stat(desc = "Queued tasks that then ran")]
+    pub ran: u64,
+    #[stat(desc = "Queued tasks that left without running here (requeued, exited)")]
+    pub left: u64,
+    #[stat(desc = "Tasks queued now (sampled every SIS_UTIL period)")]
+    pub depth: u64,
+    #[stat(desc = "Largest depth seen")]
+    pub max_depth: u64,
+}
+
+impl From<&ShardCounts> for ShardMetrics {
+    fn from(s: &ShardCounts) -> Self {
+        let ShardCounts {
+            enqueued,
+            ran,
+            left,
+            depth,
+            max_depth,
+        } = *s;
         Self {
-            counters: [0; NR_COUNTERS],
-            paths: [0; NR_PATHS],
-            cost_hist: [0; COST_BUCKETS],
-            wakeq_wait_hist: [0; COST_BUCKETS],
+            enqueued,
+            ran,
+            left,
+            depth,
+            max_depth,
         }
     }
 }
 
-impl Counters {
-    pub fn get(&self, c: bpf_intf::sis_counter) -> u64 {
-        self.counters[c as usize]
+/// What happened between an earlier read and this one: counts subtract (saturating, as a
+/// counter that went backwards means a reload, not negative events), gauges stay current.
+trait Delta {
+    fn delta(&self, earlier: &Self) -> Self;
+}
+
+impl Delta for u64 {
+    fn delta(&self, earlier: &Self) -> Self {
+        self.saturating_sub(*earlier)
+    }
+}
+
+/// A log2 histogram, bucket by bucket.
+impl Delta for Vec<u64> {
+    fn delta(&self, earlier: &Self) -> Self {
+        self.iter()
+            .enumerate()
+            .map(|(i, v)| v.delta(earlier.get(i).unwrap_or(&0)))
+            .collect()
+    }
+}
+
+/// By key; a key the earlier read lacks counts from zero.
+impl<K: Ord + Clone, V: Delta + Default> Delta for BTreeMap<K, V> {
+    fn delta(&self, earlier: &Self) -> Self {
+        self.iter()
+            .map(|(k, v)| (k.clone(), v.delta(earlier.get(k).unwrap_or(&V::default()))))
+            .collect()
+    }
+}
+
+impl Delta for ShardMetrics {
+    fn delta(&self, e: &Self) -> Self {
+        Self {
+            enqueued: self.enqueued.delta(&e.enqueued),
+            ran: self.ran.delta(&e.ran),
+            left: self.left.delta(&e.left),
+            ..self.clone()
+        }
+    }
+}
+
+const SIS_CAPACITY_F: f64 = sis_limits_SIS_CAPACITY as f64;
+
+impl LlcMetrics {
+    pub fn from_counters(c: &Counters, cpus: usize, util: u32, nr_scan: u32) -> Self {
+        Self {
+            cpus: cpus as u64,
+            util_pct: util as f64 * 100.0 / (cpus.max(1) as f64 * SIS_CAPACITY_F),
+            nr_scan: nr_scan as u64,
+            ..Self::counted(c)
+        }
     }
 
-    fn add(&mut self, s: &sis_llc_stats) {
-        add_into(&mut self.counters, &s.counters);
-        add_into(&mut self.paths, &s.paths);
-        add_into(&mut self.cost_hist, &s.cost_hist);
-        add_into(&mut self.wakeq_wait_hist, &s.wakeq_wait_hist);
+    /// One LLC as counters.rs read it.
+    pub fn from_llc(l: &LlcCounts) -> Self {
+        Self {
+            shards: l.shards.iter().map(|(i, s)| (*i, s.into())).collect(),
+            ..Self::from_counters(&l.counters, l.cpus, l.util, l.nr_scan)
+        }
+    }
+
+    /// Tasks waiting in this LLC's shards now.
+    pub fn wakeq_depth(&self) -> u64 {
+        self.shards.values().map(|s| s.depth).sum()
+    }
+
+    pub fn path(&self, name: &str) -> u64 {
+        self.paths.get(name).copied().unwrap_or(0)
     }
 }
 
-fn add_into<const N: usize>(acc: &mut [u64; N], v: &[u64; N]) {
-    acc.iter_mut().zip(v).for_each(|(a, b)| *a += b);
-}
-
-/// Every LLC's counters, by LLC index: keys 0..nr_llcs of the per-CPU
-/// `llc_stats` map, each the sum of the CPUs' copies.
-pub fn read_llcs(map: &impl MapCore, nr_llcs: usize) -> Result<Vec<Counters>> {
-    (0..nr_llcs as u32)
-        .map(|llc| {
-            let copies = map
-                .lookup_percpu(&llc.to_ne_bytes(), MapFlags::ANY)
-                .with_context(|| format!("failed to read the stats of LLC {llc}"))?
-                .with_context(|| format!("the stats map has no entry for LLC {llc}"))?;
-            sum_cpu_copies(&copies).with_context(|| format!("the stats of LLC {llc}"))
-        })
-        .collect()
-}
-
-/// One LLC's counters: the sum of every CPU's copy (the raw per-CPU values of one key).
-pub fn sum_cpu_copies(copies: &[Vec<u8>]) -> Result<Counters> {
-    let mut sum = Counters::default();
-    for bytes in copies {
-        // SAFETY: all-zero is a valid sis_llc_stats.
-        let mut s: sis_llc_stats = unsafe { std::mem::zeroed() };
-        plain::copy_from_bytes(&mut s, bytes)
-            .map_err(|e| anyhow::anyhow!("malformed stats: {e:?}"))?;
-        sum.add(&s);
+impl Metrics {
+    /// A raw snapshot (secs 0) of every LLC, as counters::read returned them.
+    pub fn snapshot(at_us: u64, generation: u64, llcs: &[LlcCounts]) -> Metrics {
+        Metrics {
+            at_us,
+            secs: 0.0,
+            generation,
+            llcs: (0..)
+                .zip(llcs)
+                .map(|(i, l)| (i, LlcMetrics::from_llc(l)))
+                .collect(),
+        }
     }
-    Ok(sum)
+
+    /// What happened between `earlier` and `self`.
+    pub fn delta(&self, earlier: &Metrics) -> Metrics {
+        Metrics {
+            at_us: self.at_us,
+            secs: self.at_us.saturating_sub(earlier.at_us) as f64 / 1e6,
+            generation: self.generation,
+            llcs: self
+                .llcs
+                .iter()
+                .map(|(k, v)| {
+                    let e = earlier.llcs.get(k).cloned().unwrap_or_default();
+                    (*k, v.delta(&e))
+                })
+                .collect(),
+        }
+    }
+
+    pub fn json(&self) -> Result<String> {
+        Ok(serde_json::to_string(self)?)
+    }
 }
 
+/// The scx_stats server side: each client gets deltas since its previous read. Its meta is also
+/// what `scx_sis --help-stats` prints.
+pub fn server_data() -> StatsServerData<(), Metrics> {
+    let open: Box<dyn StatsOpener<(), Metrics>> = Box::new(move |(req_ch, res_ch)| {
+        req_ch.send(())?;
+        let mut prev = res_ch.recv()?;
+        let read: Box<dyn StatsReader<(), Metrics>> = Box::new(move |_args, (req_ch, res_ch)| {
+            req_ch.send(())?;
+            let cur = res_ch.recv()?;
+            let delta = cur.delta(&prev);
+            prev = cur;
+            delta.to_json()
+        });
+        Ok(read)
+    });
+    StatsServerData::new()
+        .add_meta(Metrics::meta())
+        .add_meta(LlcMetrics::meta())
+        .add_meta(ShardMetrics::meta())
+        .add_ops("top", StatsOps { open, close: None })
+}
+
+/// Every stat with its description, by struct, the way scx schedulers print --help-stats.
+pub fn describe(out: &mut impl std::io::Write) -> Result<()> {
+    server_data().describe_meta(out, None)
+}
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use bpf_intf::*;
+    use crate::bpf_intf::*;
 
-    /// One CPU's copy of an LLC's counters, as the map returns it.
-    fn cpu_copy(wakeups: u64, path: usize, bucket: usize) -> Vec<u8> {
-        // SAFETY: all-zero is valid.
-        let mut s: sis_llc_stats = unsafe { std::mem::zeroed() };
-        s.counters[sis_counter_SIS_CNT_WAKEUPS as usize] = wakeups;
-        s.counters[sis_counter_SIS_CNT_PULLS_REMOTE as usize] = 1;
-        s.paths[path] = wakeups;
-        s.cost_hist[bucket] = wakeups;
-        s.wakeq_wait_hist[bucket] = 2 * wakeups;
-        // SAFETY: sis_llc_stats is plain old data.
-        unsafe { plain::as_bytes(&s) }.to_vec()
+    /// An LLC of 4 CPUs with these wakeups, prev_idle wakeups and cost histogram.
+    pub(crate) fn llc(wakeups: u64, prev_idle: u64, hist: Vec<u64>) -> LlcMetrics {
+        LlcMetrics {
+            cpus: 4,
+            wakeups,
+            paths: BTreeMap::from([("prev_idle".into(), prev_idle)]),
+            select_ns_hist: hist,
+            ..Default::default()
+        }
     }
 
     #[test]
-    fn sums_every_cpus_copy_of_a_key() {
-        let llc =
-            sum_cpu_copies(&[cpu_copy(1, 0, 3), cpu_copy(2, 1, 3), cpu_copy(4, 1, 5)]).unwrap();
-        assert_eq!(llc.get(sis_counter_SIS_CNT_WAKEUPS), 7);
-        assert_eq!(llc.get(sis_counter_SIS_CNT_PULLS_REMOTE), 3);
-        assert_eq!(llc.get(sis_counter_SIS_CNT_PULLS), 0);
-        assert_eq!((llc.paths[0], llc.paths[1]), (1, 6));
-        assert_eq!((llc.cost_hist[3], llc.cost_hist[5]), (3, 4));
-        assert_eq!((llc.wakeq_wait_hist[3], llc.wakeq_wait_hist[5]), (6, 8));
+    fn delta_subtracts_counters_and_keeps_gauges() {
+        let mut a = Metrics {
+            at_us: 1_000_000,
+            ..Default::default()
+        };
+        let mut b = Metrics {
+            at_us: 3_000_000,
+            ..Default::default()
+        };
+        a.llcs.insert(0, llc(100, 40, vec![1, 2]));
+        let mut later = llc(300, 140, vec![1, 5]);
+        later.nr_scan = 2;
+        b.llcs.insert(0, later);
+        let d = b.delta(&a);
+        assert_eq!(d.secs, 2.0);
+        assert_eq!(d.llcs[&0].wakeups, 200);
+        assert_eq!(d.llcs[&0].path("prev_idle"), 100);
+        assert_eq!(d.llcs[&0].select_ns_hist, vec![0, 3]);
+        assert_eq!(d.llcs[&0].nr_scan, 2);
+    }
+
+    /// Counters where counter i is `scale * (i + 1)` and path i is `scale * (i + 10)`.
+    fn counters(scale: u64) -> Counters {
+        let mut c = Counters::default();
+        for (i, v) in c.counters.iter_mut().enumerate() {
+            *v = scale * (i as u64 + 1);
+        }
+        for (i, v) in c.paths.iter_mut().enumerate() {
+            *v = scale * (i as u64 + 10);
+        }
+        c
     }
 
     #[test]
-    fn no_cpus_sum_to_zero_and_short_values_are_errors() {
-        assert_eq!(sum_cpu_copies(&[]).unwrap(), Counters::default());
-        let mut short = cpu_copy(1, 0, 0);
-        short.pop();
-        assert!(sum_cpu_copies(&[cpu_copy(1, 0, 0), short]).is_err());
+    fn new_counters_come_from_their_slots() {
+        let m = LlcMetrics::from_counters(&counters(1), 4, 0, 0);
+        let slot = |c: sis_counter| c as u64 + 1;
+        assert_eq!(m.pulls, slot(sis_counter_SIS_CNT_PULLS));
+        assert_eq!(m.pulls_remote, slot(sis_counter_SIS_CNT_PULLS_REMOTE));
+        assert_eq!(m.held_wakeups, slot(sis_counter_SIS_CNT_HELD_WAKEUPS));
+        assert_eq!(m.held_avoided, slot(sis_counter_SIS_CNT_HELD_AVOIDED));
+        assert_eq!(m.wakeup_preempts, slot(sis_counter_SIS_CNT_WAKEUP_PREEMPTS));
+        assert_eq!(m.wakeup_kicks, slot(sis_counter_SIS_CNT_WAKEUP_KICKS));
+    }
+
+    #[test]
+    fn every_counter_becomes_a_delta() {
+        // Twice the counts minus the counts is the counts again, for every field
+        // delta() handles; one it forgot would stay at twice.
+        let once = LlcMetrics::from_counters(&counters(1), 4, 512, 3);
+        let twice = LlcMetrics::from_counters(&counters(2), 4, 512, 3);
+        assert_eq!(twice.delta(&once), once);
+    }
+
+    #[test]
+    fn json_counters_come_before_the_histogram() {
+        // The guest scripts' pol_field reads an LLC's object only up to "select_ns_hist".
+        let mut m = Metrics::default();
+        m.llcs.insert(0, LlcMetrics::default());
+        let json = m.json().unwrap();
+        let hist = json.find("\"select_ns_hist\"").unwrap();
+        for name in [
+            "pulls",
+            "pulls_remote",
+            "rescues",
+            "held_wakeups",
+            "held_avoided",
+            "wakeup_preempts",
+            "wakeup_kicks",
+        ] {
+            let at = json.find(&format!("\"{name}\":")).unwrap_or(usize::MAX);
+            assert!(at < hist, "{name} missing or after select_ns_hist: {json}");
+        }
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let mut m = Metrics {
+            at_us: 5,
+            ..Default::default()
+        };
+        m.llcs.insert(1, llc(7, 3, vec![0, 1]));
+        let back: Metrics = serde_json::from_str(&m.json().unwrap()).unwrap();
+        assert_eq!(back, m);
+    }
+
+    #[test]
+    fn every_counter_but_enqueue_is_published_once() {
+        let mut published = LlcMetrics::counter_sources();
+        published.sort_unstable();
+        // ops.enqueue calls are counted in BPF but not published.
+        let want: Vec<sis_counter> = (0..sis_counter_SIS_NR_COUNTERS)
+            .filter(|&c| c != sis_counter_SIS_CNT_ENQUEUE)
+            .collect();
+        assert_eq!(published, want);
+    }
+
+    #[test]
+    fn shards_and_gauges_come_from_the_llc_read() {
+        let read = LlcCounts {
+            cpus: 2,
+            util: 1024,
+            nr_scan: 2,
+            shards: BTreeMap::from([(
+                3,
+                ShardCounts {
+                    enqueued: 5,
+                    depth: 1,
+                    ..Default::default()
+                },
+            )]),
+            ..Default::default()
+        };
+        let m = Metrics::snapshot(7, 2, &[read]);
+        let l = &m.llcs[&0];
+        assert_eq!((m.at_us, m.generation, m.secs), (7, 2, 0.0));
+        assert_eq!((l.cpus, l.util_pct, l.nr_scan), (2, 50.0, 2));
+        assert_eq!((l.shards[&3].enqueued, l.wakeq_depth()), (5, 1));
+    }
+
+    #[test]
+    fn help_stats_describes_every_field() {
+        let mut out = Vec::new();
+        describe(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for name in [
+            "[Metrics ",
+            "[LlcMetrics ",
+            "[ShardMetrics]",
+            "wakeup_kicks",
+            "max_depth",
+        ] {
+            assert!(text.contains(name), "{name} missing:\n{text}");
+        }
+        let fields = text.lines().filter(|l| l.starts_with("  ")).count();
+        let described = text.lines().filter(|l| l.contains(" : ")).count();
+        assert_eq!(fields, described, "a field without a description:\n{text}");
+        assert_eq!(fields, 4 + 33 + 5, "{text}");
     }
 }

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
 use crate::bpf_intf::sis_tunables;
-use crate::cli::{Curve, PolicyOpts, Preset, Switch};
+use crate::policy::{defaults as dfl, PolicyOpts, Preset, Switch};
 use crate::{curves, preflight};
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
@@ -18,22 +18,24 @@ pub const TUNABLES_PIN: &str = "/sys/fs/bpf/scx_sis/tunables";
 // SAFETY: a repr(C) struct of integers, valid for any bit pattern.
 unsafe impl plain::Plain for sis_tunables {}
 
+/// What a scheduler starts with when no flag says otherwise (policy::defaults in the map's units).
 pub fn defaults() -> sis_tunables {
+    let on = |s: Switch| s.is_on() as u32;
     sis_tunables {
         generation: 1,
-        slice_ns: 3_000_000,
-        prev_bias: 1,
-        prev_bias_threshold_permille: 1,
-        sis_util_curve: curves::curve_index(Curve::Quadratic),
-        sis_util_period_us: 4000,
-        idle_core: 1,
-        wake_sync: 1,
-        cross_llc: 1,
-        wakeq: 0,
-        wakeq_shards: 0,
+        slice_ns: dfl::SLICE_US * 1000,
+        prev_bias: on(dfl::PREV_BIAS),
+        prev_bias_threshold_permille: dfl::PREV_BIAS_THRESHOLD,
+        sis_util_curve: curves::curve_index(dfl::SIS_UTIL),
+        sis_util_period_us: dfl::SIS_UTIL_PERIOD_US,
+        idle_core: on(dfl::IDLE_CORE),
+        wake_sync: on(dfl::WAKE_SYNC),
+        cross_llc: on(dfl::CROSS_LLC),
+        wakeq: on(dfl::WAKEQ),
+        wakeq_shards: dfl::WAKEQ_SHARDS,
         test_inject_error: 0,
-        plain: 0,
-        balance_lag_us: 12_000,
+        plain: (dfl::PRESET == Preset::Plain) as u32,
+        balance_lag_us: dfl::BALANCE_LAG_US,
     }
 }
 
@@ -65,10 +67,8 @@ pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
 /// Every tunable as (name, value as users write it).
 pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
     let onoff = |v: u32| if v != 0 { "on" } else { "off" }.to_string();
-    let curve = curves::curve_from_index(t.sis_util_curve).map_or_else(
-        || format!("#{}", t.sis_util_curve),
-        |c| format!("{c:?}").to_lowercase(),
-    );
+    let curve = curves::curve_from_index(t.sis_util_curve)
+        .map_or_else(|| format!("#{}", t.sis_util_curve), |c| c.to_string());
     vec![
         (
             "preset",
@@ -186,52 +186,21 @@ pub fn open_live() -> Result<MapHandle> {
 }
 
 /// An exclusive flock on `dir`, held until the returned file is dropped.
-fn lock_exclusive(dir: &str) -> Result<fs::File> {
+pub fn lock_exclusive(dir: &str) -> Result<fs::File> {
     let file = fs::File::open(dir).with_context(|| format!("failed to open {dir} to lock it"))?;
     file.lock()
         .with_context(|| format!("failed to lock {dir} against other scx_sis tune runs"))?;
     Ok(file)
 }
 
-/// `scx_sis tune`: validate, apply, bump the generation, report old -> new.
-pub fn tune(show: bool, p: &PolicyOpts) -> Result<()> {
-    let map = open_live()?;
-    // Two tunes at once would each write back what they read and lose the other's change.
-    // flock on the pin directory (bpffs supports it) needs no lock file to create or leave.
-    let _lock = lock_exclusive(PIN_DIR)?;
-    let old = read(&map)?;
-    if show {
-        for (k, v) in fields(&old) {
-            println!("{k:<20} {v}");
-        }
-        println!("{:<20} {}", "generation", old.generation);
-        return Ok(());
-    }
-    let mut new = apply(&old, p);
-    let diff = changes(&old, &new);
-    if diff.is_empty() {
-        bail!(
-            "nothing to change: give at least one flag with a new value (see scx_sis tune --help)"
-        );
-    }
-    new.generation = old.generation + 1;
-    write(&map, &new)?;
-    for line in diff {
-        println!("{line}");
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Cli;
-    use clap::Parser;
+    use crate::policy::parse_flags;
 
     fn policy(args: &[&str]) -> PolicyOpts {
-        Cli::parse_from(std::iter::once("scx_sis").chain(args.iter().copied()))
-            .run
-            .policy
+        let flags: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        parse_flags(&flags).unwrap()
     }
 
     #[test]

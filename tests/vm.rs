@@ -1,5 +1,6 @@
 //! VM tests: boot sched_ext kernels under QEMU (TCG) and run guest scripts from tests/vm/guest/
-//! against the scx_sis binary built by cargo.
+//! against the binaries built by cargo: /bin/scx_sis (the scheduler) and /bin/scx_sis_lab (the
+//! wakelat workload and the bench's guest side).
 //!
 //! Environment:
 //! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
@@ -63,28 +64,12 @@ fn say(msg: &str) {
 
 /// `scripts/kernels.sh fetch SERIES` -> (vmlinuz, config, release).
 fn fetch_kernel(series: &str) -> (String, String, String) {
-    let mut cmd = Command::new(repo().join("scripts/kernels.sh"));
-    cmd.args(["fetch", series]).stderr(Stdio::inherit());
-    if std::env::var_os("SCX_SIS_PREBUILT_KERNELS").is_none() {
-        let shared = repo().join("../shared/kernels");
-        if shared.is_dir() {
-            cmd.env("SCX_SIS_PREBUILT_KERNELS", shared);
-        }
-    }
-    let out = cmd.output().expect("run scripts/kernels.sh");
-    assert!(
-        out.status.success(),
-        "scripts/kernels.sh fetch {series} failed: {}",
-        out.status
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or_default();
-    let f: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!(f.len(), 3, "unexpected kernels.sh output: {stdout:?}");
-    (f[0].to_string(), f[1].to_string(), f[2].to_string())
+    let k = scx_sis::kernels::fetch(&repo(), series).unwrap_or_else(|e| panic!("{e:#}"));
+    (k.vmlinuz, k.config, k.release)
 }
 
-/// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis and `env` (K=V).
+/// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis, /bin/scx_sis_lab
+/// and `env` (K=V).
 fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
     let timeout = std::env::var("SCX_SIS_VM_TIMEOUT").unwrap_or_else(|_| "900".into());
     run_guest_for(series, script, topo, env, &timeout)
@@ -105,6 +90,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
     let mut cmd = Command::new(repo().join("scripts/vm/run.sh"));
     cmd.args(["--kernel", &vmlinuz, "--config", &config])
         .args(["--bin", env!("CARGO_BIN_EXE_scx_sis")])
+        .args(["--extra", env!("CARGO_BIN_EXE_scx_sis_lab")])
         .arg("--guest")
         .arg(&guest)
         .args(["--topo", topo, "--timeout", timeout, "--quiet"])
@@ -397,8 +383,9 @@ fn no_sched_ext_6_12() {
     check(&run_guest("debian-6.12", "no_scx.sh", "2llc-smt", &[]));
 }
 
-// `scx_sis bench --vm --quick` end to end (~1 min): the guest (bench.sh) runs EEVDF and all-on
-// under hackbench and wakelat; the host renders results.md and results.svg.
+// `scx_sis_lab bench --vm --quick` end to end (~1 min): the guest (bench.sh) runs EEVDF and
+// all-on under hackbench and wakelat; the host renders results.md and results.svg. The lab finds
+// the harness above its own binary (target/release/../..), and is told the scx_sis to install.
 #[test]
 fn bench_quick_7() {
     if !runs_on("7", "bench --vm") {
@@ -408,25 +395,26 @@ fn bench_quick_7() {
     let out = std::env::temp_dir().join(format!("scx_sis-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     say(&format!(
-        "vm: scx_sis bench --vm --quick, results in {}",
+        "vm: scx_sis_lab bench --vm --quick, results in {}",
         out.display()
     ));
     let args = "bench --vm --kernel 7 --quick --repeats 1 --configs eevdf,all-on \
                 --workloads hackbench,wakelat --out";
-    let status = Command::new(env!("CARGO_BIN_EXE_scx_sis"))
+    let status = Command::new(env!("CARGO_BIN_EXE_scx_sis_lab"))
         .args(args.split_whitespace())
         .arg(&out)
+        .args(["--bin", env!("CARGO_BIN_EXE_scx_sis")])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .status()
-        .expect("run scx_sis bench");
+        .expect("run scx_sis_lab bench");
     let md = std::fs::read_to_string(out.join("results.md")).unwrap_or_default();
     let svg = std::fs::read_to_string(out.join("results.svg")).unwrap_or_default();
     for l in md.lines().filter(|l| l.starts_with("| ")) {
         say(&format!("    {l}"));
     }
-    assert!(status.success(), "scx_sis bench --vm: {status}\n{md}");
+    assert!(status.success(), "scx_sis_lab bench --vm: {status}\n{md}");
     assert!(!md.contains("## Failed runs"), "failed runs:\n{md}");
     // The main table of each workload: EEVDF's row is the base, all-on's has ratios.
     let rows = |prefix: &str, has: &str| {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Guest side of `scx_sis bench --vm`: runs the bench matrix and prints one "SIS-BENCH {json}"
+# Guest side of `scx_sis_lab bench --vm`: runs the bench matrix and prints one "SIS-BENCH {json}"
 # line per run (progress as "SIS-BENCH-PROGRESS ..."); the host renders the table and the plot.
 # Env: SIS_BENCH_PLAN (the plan as JSON, written by the host), or SIS_BENCH_ARGS (bench flags,
 # e.g. "--quick --repeats 1 --configs eevdf,all-on --workloads hackbench") when run by hand.
@@ -15,12 +15,12 @@ dmesg_lines0=$(dmesg | wc -l)
 
 t0=$(now_cs)
 # shellcheck disable=SC2086  # SIS_BENCH_ARGS is a list of flags
-/bin/scx_sis bench --native-guest ${SIS_BENCH_ARGS:-}
+/bin/scx_sis_lab bench --native-guest ${SIS_BENCH_ARGS:-}
 rc=$?
 if [ $rc -eq 0 ]; then
   pass bench "rc=0 in $(fmt_cs $(($(now_cs) - t0)))s"
 else
-  fail bench "scx_sis bench rc=$rc after $(fmt_cs $(($(now_cs) - t0)))s"
+  fail bench "scx_sis_lab bench rc=$rc after $(fmt_cs $(($(now_cs) - t0)))s"
 fi
 
 # Informative only: a scheduler ejected mid-run is already a failed run in the records.

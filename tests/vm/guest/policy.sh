@@ -158,7 +158,7 @@ pol_want() { case " $POL_CHECKS " in *" $1 "*) return 0 ;; esac; return 1; }
 # --------------------------------------------------------------------------- 1. prev-bias
 
 check_prev_bias() {
-  _wl=${SIS_POL_PB_WORKLOAD:-/bin/scx_sis wakelat --message-threads 1 --workers 4 --cputime-us 20 --sleep-us 200 --runtime 2 --warmup 0.3 --json}
+  _wl=${SIS_POL_PB_WORKLOAD:-/bin/scx_sis_lab wakelat --message-threads 1 --workers 4 --cputime-us 20 --sleep-us 200 --runtime 2 --warmup 0.3 --json}
   _reps=${SIS_POL_REPS:-5}
   _max=${SIS_POL_PB_RATIO:-0.75}
   if [ -n "${SIS_POL_PB_THRESHOLD:-}" ]; then

@@ -54,8 +54,8 @@ else
   finish
 fi
 # shellcheck disable=SC2086  # word splitting intended
-start_bg_loop ${SIS_WORKLOAD:-/bin/scx_sis wakelat --runtime 4 --warmup 0}
-info "workload loop pid $BG_LOOP_PID: ${SIS_WORKLOAD:-/bin/scx_sis wakelat --runtime 4 --warmup 0}"
+start_bg_loop ${SIS_WORKLOAD:-/bin/scx_sis_lab wakelat --runtime 4 --warmup 0}
+info "workload loop pid $BG_LOOP_PID: ${SIS_WORKLOAD:-/bin/scx_sis_lab wakelat --runtime 4 --warmup 0}"
 sleep 1
 
 # --------------------------------------------------------------------------- prev-bias on

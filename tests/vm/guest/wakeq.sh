@@ -39,7 +39,7 @@ run_config() {
   /bin/scx_sis monitor --json --interval $((wl_secs + 40)) --count 1 >/tmp/mon.json 2>&1 &
   _mon=$!
   sleep 1
-  CAP_OUT=/tmp/wl.json run_capped $((wl_secs + 30)) /bin/scx_sis wakelat --runtime "$wl_secs" --warmup 0.5 --json
+  CAP_OUT=/tmp/wl.json run_capped $((wl_secs + 30)) /bin/scx_sis_lab wakelat --runtime "$wl_secs" --warmup 0.5 --json
   _wrc=$?
   # shellcheck disable=SC2086
   CAP_OUT=/tmp/hb.out run_capped 120 hackbench $hb_args

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::config::BASELINE;
 use super::record::{self, Metric, RunRecord};
-use super::stats::{ratio, summarize, Summary};
+use super::summary::{ratio, summarize, Summary};
 use super::workload::Workload;
 
 /// What the report needs besides the records.

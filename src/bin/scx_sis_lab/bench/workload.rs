@@ -15,9 +15,9 @@ pub enum Workload {
     Messaging,
     /// perf bench sched pipe: two tasks ping-pong, the pure wakeup path.
     Pipe,
-    /// scx_sis wakelat with about half the CPUs busy.
+    /// scx_sis_lab wakelat with about half the CPUs busy.
     Wakelat,
-    /// scx_sis wakelat with one message thread and two workers (low load).
+    /// scx_sis_lab wakelat with one message thread and two workers (low load).
     WakelatLow,
 }
 
@@ -53,7 +53,7 @@ impl Workload {
         matches!(self, Workload::Wakelat | Workload::WakelatLow)
     }
 
-    /// The external program it needs besides perf (scx_sis itself for wakelat).
+    /// The external program it needs besides perf (scx_sis_lab itself for wakelat).
     pub fn tool(self) -> Option<&'static str> {
         match self {
             Workload::Hackbench => Some("hackbench"),
@@ -127,8 +127,8 @@ impl Sizing {
     }
 }
 
-/// The workload's command line; `self_exe` is scx_sis (for wakelat).
-pub fn command(w: Workload, s: &Sizing, self_exe: &str) -> Vec<String> {
+/// The workload's command line; `lab_exe` is scx_sis_lab (for wakelat).
+pub fn command(w: Workload, s: &Sizing, lab_exe: &str) -> Vec<String> {
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let (g, l) = (s.groups().to_string(), s.loops().to_string());
     match w {
@@ -168,7 +168,7 @@ pub fn command(w: Workload, s: &Sizing, self_exe: &str) -> Vec<String> {
         Workload::Wakelat | Workload::WakelatLow => {
             let (m, wk, rt, wu) = s.wakelat(w == Workload::WakelatLow);
             v(&[
-                self_exe,
+                lab_exe,
                 "wakelat",
                 "--json",
                 "--message-threads",
@@ -277,7 +277,7 @@ pub struct WakelatResult {
     pub samples: u64,
 }
 
-/// `scx_sis wakelat --json`: the last line that parses as its JSON object.
+/// `scx_sis_lab wakelat --json`: the last line that parses as its JSON object.
 pub fn parse_wakelat(out: &str) -> Option<WakelatResult> {
     out.lines().rev().find_map(|l| {
         let v: serde_json::Value = serde_json::from_str(l.trim()).ok()?;
@@ -365,12 +365,12 @@ mod tests {
         assert_eq!(s(8, true).loops(), 60);
         assert_eq!(s(8, false).wakelat(true).0, 1);
         assert_eq!(s(16, false).wakelat(false).0, 4);
-        let hb = command(Workload::Hackbench, &s(8, false), "/bin/scx_sis").join(" ");
+        let hb = command(Workload::Hackbench, &s(8, false), "/bin/scx_sis_lab").join(" ");
         assert_eq!(hb, "hackbench -g 2 -f 20 --threads --pipe -l 300 -s 100");
-        let wl = command(Workload::WakelatLow, &s(8, true), "/bin/scx_sis").join(" ");
+        let wl = command(Workload::WakelatLow, &s(8, true), "/bin/scx_sis_lab").join(" ");
         assert_eq!(
             wl,
-            "/bin/scx_sis wakelat --json --message-threads 1 --workers 2 --runtime 2 --warmup 0.5"
+            "/bin/scx_sis_lab wakelat --json --message-threads 1 --workers 2 --runtime 2 --warmup 0.5"
         );
         assert_eq!("wakelat-low".parse::<Workload>(), Ok(Workload::WakelatLow));
         assert!("fio".parse::<Workload>().is_err());

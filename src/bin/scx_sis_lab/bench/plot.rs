@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::config::BASELINE;
 use super::record::{self, RunRecord};
 use super::report::{summary, Meta};
-use super::stats::ratios;
+use super::summary::ratios;
 
 pub struct Bar {
     pub label: String,

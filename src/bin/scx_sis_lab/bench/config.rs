@@ -4,12 +4,11 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use clap::Parser;
 use serde::{Deserialize, Serialize};
 
-use crate::bpf_intf::sis_tunables;
-use crate::cli::PolicyOpts;
-use crate::tunables;
+use scx_sis::bpf_intf::sis_tunables;
+use scx_sis::policy::parse_flags;
+use scx_sis::tunables;
 
 /// What a configuration loads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,30 +66,9 @@ pub const BUILTIN: &[(&str, &str)] = &[
 /// The configurations of a scaling run (`--cpus`) unless `--configs` says otherwise.
 pub const SCALING_DEFAULT: &[&str] = &["all-on", "sis-util-off"];
 
-/// Only the policy flags: what `scx_sis tune` accepts.
-#[derive(Debug, Parser)]
-#[command(name = "config", no_binary_name = true)]
-struct PolicyOnly {
-    #[command(flatten)]
-    policy: PolicyOpts,
-}
-
-/// Parse and validate scx_sis policy flags ("--prev-bias off --sis-util linear").
-pub fn parse_policy(flags: &[String]) -> Result<PolicyOpts> {
-    PolicyOnly::try_parse_from(flags)
-        .map(|p| p.policy)
-        .map_err(|e| {
-            let text = e.to_string();
-            anyhow::anyhow!("{}", text.lines().next().unwrap_or("invalid flags").trim())
-        })
-}
-
 /// The complete tunables of a configuration: the defaults with its flags applied.
 pub fn tunables_for(flags: &[String]) -> Result<sis_tunables> {
-    Ok(tunables::apply(
-        &tunables::defaults(),
-        &parse_policy(flags)?,
-    ))
+    Ok(tunables::apply(&tunables::defaults(), &parse_flags(flags)?))
 }
 
 fn split_flags(s: &str) -> Vec<String> {
@@ -115,7 +93,7 @@ pub fn parse_user_config(s: &str) -> Result<ConfigSpec> {
         bail!("--config '{s}': the name must be letters, digits, '-', '_' or '.'");
     }
     let flags = split_flags(flags);
-    parse_policy(&flags).with_context(|| format!("--config {name}"))?;
+    parse_flags(&flags).with_context(|| format!("--config {name}"))?;
     Ok(ConfigSpec {
         name: name.to_string(),
         target: Target::Sis { flags },
@@ -214,7 +192,7 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Curve, Switch};
+    use scx_sis::policy::{Curve, Switch};
 
     fn names(c: &[ConfigSpec]) -> Vec<&str> {
         c.iter().map(|c| c.name.as_str()).collect()
@@ -291,7 +269,7 @@ mod tests {
         assert_eq!((wqn.wakeq, wqn.wakeq_shards), (1, 0));
         assert_eq!(plain.plain, 1);
         assert_eq!(all.plain, 0);
-        let p = parse_policy(&split_flags("--prev-bias off --sis-util linear")).unwrap();
+        let p = parse_flags(&split_flags("--prev-bias off --sis-util linear")).unwrap();
         assert_eq!(p.prev_bias, Some(Switch::Off));
         assert_eq!(p.sis_util, Some(Curve::Linear));
     }

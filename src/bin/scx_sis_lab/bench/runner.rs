@@ -17,12 +17,14 @@ use libbpf_rs::ProgramType;
 use scx_stats::prelude::*;
 
 use super::config::{self, ConfigSpec, Target};
+use scx_sis::elapsed::hms;
+use scx_sis::preflight::{self, scx_ops, scx_state};
+use scx_sis::stats::{LlcMetrics, Metrics};
+use scx_sis::tunables;
+
+use super::plan::Plan;
 use super::record::RunRecord;
 use super::workload::{self, Sizing, Workload};
-use super::Plan;
-use crate::metrics::Metrics;
-use crate::preflight::{self, scx_ops, scx_state};
-use crate::tunables;
 
 /// The verifier runs ~100x slower under TCG.
 const ENABLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -32,8 +34,10 @@ const SETTLE: Duration = Duration::from_secs(1);
 
 /// Where and how the runner runs.
 pub struct Env {
-    /// scx_sis itself (daemon and wakelat).
-    pub self_exe: String,
+    /// The scx_sis binary, run as the daemon.
+    pub sched_exe: PathBuf,
+    /// The scx_sis_lab binary, run as the wakelat workload.
+    pub lab_exe: PathBuf,
     pub cpus: u32,
     pub topo: String,
     pub kernel: String,
@@ -119,7 +123,7 @@ struct Sched {
 
 impl Sched {
     fn spawn(
-        exe: &str,
+        exe: &Path,
         args: &[&str],
         name: &str,
         log: PathBuf,
@@ -134,7 +138,7 @@ impl Sched {
             .stdout(out)
             .stderr(err)
             .spawn()
-            .with_context(|| format!("failed to start {exe}"))?;
+            .with_context(|| format!("failed to start {}", exe.display()))?;
         let mut s = Sched {
             child,
             name: name.to_string(),
@@ -217,7 +221,7 @@ fn start_sis(env: &Env) -> Result<Sched> {
     }
     let log = env.dir.join("scx_sis.log");
     let mut s = Sched::spawn(
-        &env.self_exe,
+        &env.sched_exe,
         &["--stats-interval", "3600"],
         "scx_sis",
         log,
@@ -291,7 +295,8 @@ fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
                 bail!("cannot start {path}: {other} is loaded");
             }
             let log = env.dir.join(format!("{}.log", c.name));
-            *active = Active::Peer(Sched::spawn(path, &[], &c.name, log, env.progress)?);
+            let exe = Path::new(path);
+            *active = Active::Peer(Sched::spawn(exe, &[], &c.name, log, env.progress)?);
             std::thread::sleep(SETTLE);
         }
     }
@@ -365,7 +370,7 @@ fn run_command(cmd: &[String], env: &Env, timeout: Duration, stop: &AtomicBool) 
 
 /// Fill `r` with the scheduler's stats delta over the run (scx_sis only).
 fn fill_sis_stats(r: &mut RunRecord, m: &Metrics) {
-    let sum = |f: fn(&crate::metrics::LlcMetrics) -> u64| m.llcs.values().map(f).sum::<u64>();
+    let sum = |f: fn(&LlcMetrics) -> u64| m.llcs.values().map(f).sum::<u64>();
     let wakeups = sum(|l| l.wakeups);
     let runs = sum(|l| l.scan_runs);
     let avg = |total: u64, n: u64| (n > 0).then(|| total as f64 / n as f64);
@@ -402,7 +407,7 @@ fn measure(
         quick: plan.quick,
         work: plan.work,
     };
-    let cmd = workload::command(w, &sizing, &env.self_exe);
+    let cmd = workload::command(w, &sizing, &env.lab_exe.to_string_lossy());
     r.command = cmd.join(" ");
     if let Err(e) = measure_into(&mut r, active, c, w, &cmd, &sizing, env, stop) {
         r.ok = false;
@@ -507,15 +512,6 @@ fn measure_into(
     Ok(())
 }
 
-fn hms(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
-}
-
 /// Every repeat runs every configuration (repeat 1 first, then 2, ...), so drift spreads over
 /// all of them. `sink` gets each record as soon as it is measured.
 pub fn run_plan(
@@ -605,7 +601,7 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            let l = crate::metrics::LlcMetrics {
+            let l = LlcMetrics {
                 wakeups: wk,
                 select_ns: ns,
                 scan_runs: runs,

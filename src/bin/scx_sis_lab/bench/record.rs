@@ -1,11 +1,25 @@
-//! One measured run (a line of runs.jsonl, a `SIS-BENCH` line of the guest) and the metrics the
-//! report takes from it.
+//! One measured run (a line of runs.jsonl, a `SIS-BENCH` line of the guest's console) and the
+//! metrics the report takes from it.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::workload::Workload;
+
+/// Guest progress lines on the console.
+pub const PROGRESS: &str = "SIS-BENCH-PROGRESS";
+/// Guest record lines: "SIS-BENCH {json}".
+pub const RECORD: &str = "SIS-BENCH";
+
+/// The record on a console line, if it has one.
+pub fn parse_record(line: &str) -> Option<Result<RunRecord, serde_json::Error>> {
+    let tag = format!("{RECORD} {{");
+    let i = line.find(&tag)?;
+    Some(serde_json::from_str(
+        line[i + RECORD.len() + 1..].trim_end(),
+    ))
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -164,5 +178,23 @@ pub fn primary(w: Workload) -> &'static Metric {
         &P99
     } else {
         &TIME
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_found_on_console_lines() {
+        let mut r = RunRecord::new("all-on", "sis", Workload::Pipe, 2);
+        r.ok = true;
+        let line = format!(
+            "[   12.3] {RECORD} {}\r",
+            serde_json::to_string(&r).unwrap()
+        );
+        assert_eq!(parse_record(&line).unwrap().unwrap(), r);
+        assert!(parse_record("SIS-BENCH-PROGRESS [1/2] repeat 1/1").is_none());
+        assert!(parse_record("SIS-BENCH {broken").unwrap().is_err());
     }
 }

@@ -1,6 +1,6 @@
 //! `--vm`: boot the project's VM (scripts/kernels.sh + scripts/vm/run.sh) with
-//! tests/vm/guest/bench.sh, hand it the plan through the environment, follow the console for
-//! progress and `SIS-BENCH` records, and render on the host.
+//! tests/vm/guest/bench.sh, scx_sis and this binary in its /bin, hand it the plan through the
+//! environment, follow the console for progress and `SIS-BENCH` records, and render on the host.
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
@@ -11,63 +11,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use scx_sis::{kernels, shutdown};
+
 use super::config::Target;
-use super::record::RunRecord;
+use super::locate;
+use super::native::INTERRUPTED;
+use super::opts::BenchOpts;
+use super::plan::Plan;
+use super::record::{parse_record, RunRecord, PROGRESS};
+use super::results::{save_plan, write_results, Jsonl};
 use super::workload::{expected_secs, Sizing};
-use super::{in_path, save_plan, write_results, BenchOpts, Jsonl, Plan};
-
-/// Guest progress lines on the console.
-pub const PROGRESS: &str = "SIS-BENCH-PROGRESS";
-/// Guest record lines: "SIS-BENCH {json}".
-pub const RECORD: &str = "SIS-BENCH";
-
-/// The record on a console line, if it has one.
-pub fn parse_record(line: &str) -> Option<Result<RunRecord, serde_json::Error>> {
-    let tag = format!("{RECORD} {{");
-    let i = line.find(&tag)?;
-    Some(serde_json::from_str(
-        line[i + RECORD.len() + 1..].trim_end(),
-    ))
-}
-
-/// The source tree (for scripts/): where this binary was built from, else the current directory.
-fn repo_dir() -> Result<PathBuf> {
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    for dir in [built, std::env::current_dir().unwrap_or_default()] {
-        if dir.join("scripts/vm/run.sh").is_file() && dir.join("tests/vm/guest/bench.sh").is_file()
-        {
-            return Ok(dir);
-        }
-    }
-    bail!("--vm needs the scx_sis source tree (scripts/vm/run.sh): run it from the repository")
-}
-
-/// scripts/kernels.sh fetch SERIES -> (vmlinuz, config).
-fn fetch_kernel(repo: &Path, series: &str) -> Result<(String, String)> {
-    let mut cmd = Command::new(repo.join("scripts/kernels.sh"));
-    cmd.args(["fetch", series]).stderr(Stdio::inherit());
-    if std::env::var_os("SCX_SIS_PREBUILT_KERNELS").is_none() {
-        let shared = repo.join("../shared/kernels");
-        if shared.is_dir() {
-            cmd.env("SCX_SIS_PREBUILT_KERNELS", shared);
-        }
-    }
-    let out = cmd.output().context("failed to run scripts/kernels.sh")?;
-    if !out.status.success() {
-        bail!("scripts/kernels.sh fetch {series} failed ({})", out.status);
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let f: Vec<&str> = stdout
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
-    if f.len() != 3 {
-        bail!("unexpected scripts/kernels.sh output: {stdout:?}");
-    }
-    Ok((f[0].to_string(), f[1].to_string()))
-}
 
 /// A generous bound on one VM's run time.
 fn estimate_timeout(plan: &Plan, cpus: u32) -> u64 {
@@ -130,14 +83,13 @@ impl Follower {
     }
 }
 
-pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
-    let repo = repo_dir()?;
-    if !in_path("qemu-system-x86_64") {
-        bail!("qemu-system-x86_64 not found: install the VM's tools with scripts/setup.sh");
-    }
-    // Peers go into the initramfs as /bin/<name>.
+/// The guest's /bin beside /bin/scx_sis: this binary (the guest runs bench.sh, which runs
+/// `scx_sis_lab bench --native-guest`) and every peer; `plan` with the peers' paths as the
+/// guest sees them.
+fn guest_binaries(plan: &Plan) -> Result<(Plan, Vec<String>)> {
+    let lab = locate::this_binary()?.to_string_lossy().into_owned();
     let mut guest_plan = plan.clone();
-    let mut extras: Vec<String> = Vec::new();
+    let mut extras: Vec<String> = vec![lab];
     for c in &mut guest_plan.configs {
         if let Target::Peer { path } = &mut c.target {
             if !Path::new(path.as_str()).is_file() {
@@ -147,22 +99,33 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if extras
-                .iter()
-                .any(|e| Path::new(e).file_name() == Some(base.as_ref()))
-            {
+            let taken = base == locate::SCHEDULER
+                || extras
+                    .iter()
+                    .any(|e| Path::new(e).file_name() == Some(base.as_ref()));
+            if taken {
                 bail!(
-                    "two --peer binaries are named {base}: they would share /bin/{base} in the VM"
+                    "--peer {path}: another binary for the VM (scx_sis, scx_sis_lab or a peer) \
+                     is named {base} too, and they would share /bin/{base}"
                 );
             }
             extras.push(path.clone());
             *path = format!("/bin/{base}");
         }
     }
+    Ok((guest_plan, extras))
+}
+
+pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
+    let repo = locate::repo(opts.repo.as_deref())?;
+    let sched = locate::scheduler_binary(opts.bin.as_deref())?;
+    if !locate::in_path("qemu-system-x86_64") {
+        bail!("qemu-system-x86_64 not found: install the VM's tools with scripts/setup.sh");
+    }
+    let (guest_plan, extras) = guest_binaries(plan)?;
     let plan_json = serde_json::to_string(&guest_plan)?;
-    let stop = super::stop_flag()?;
-    let (vmlinuz, kconfig) = fetch_kernel(&repo, &opts.kernel)?;
-    let exe = super::self_exe()?;
+    let stop = shutdown::flag_then_exit(INTERRUPTED)?;
+    let kernel = kernels::fetch(&repo, &opts.kernel)?;
 
     let boots: Vec<(String, Option<u32>)> = if opts.cpus.is_empty() {
         vec![(opts.topo.clone(), None)]
@@ -196,7 +159,9 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
             log.display()
         );
         let mut cmd = Command::new(repo.join("scripts/vm/run.sh"));
-        cmd.args(["--kernel", &vmlinuz, "--config", &kconfig, "--bin", &exe])
+        cmd.args(["--kernel", &kernel.vmlinuz, "--config", &kernel.config])
+            .arg("--bin")
+            .arg(&sched)
             .arg("--guest")
             .arg(repo.join("tests/vm/guest/bench.sh"))
             .args(["--topo", topo, "--timeout", &timeout.to_string(), "--quiet"])
@@ -230,7 +195,10 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
                     }
                     Err(e) => eprintln!("bench ({tag}): unreadable record ({e}): {line}"),
                 }
-            } else if line.contains("SIS-TEST FAIL") || line.contains("scx_sis: error") {
+            } else if ["SIS-TEST FAIL", "scx_sis: error", "scx_sis_lab: error"]
+                .iter()
+                .any(|s| line.contains(s))
+            {
                 eprintln!("bench ({tag}): {}", line.trim());
             }
             Ok(())
@@ -281,16 +249,25 @@ mod tests {
     use crate::bench::workload::Workload;
 
     #[test]
-    fn records_are_found_on_console_lines() {
-        let mut r = RunRecord::new("all-on", "sis", Workload::Pipe, 2);
-        r.ok = true;
-        let line = format!(
-            "[   12.3] {RECORD} {}\r",
-            serde_json::to_string(&r).unwrap()
-        );
-        assert_eq!(parse_record(&line).unwrap().unwrap(), r);
-        assert!(parse_record("SIS-BENCH-PROGRESS [1/2] repeat 1/1").is_none());
-        assert!(parse_record("SIS-BENCH {broken").unwrap().is_err());
+    fn the_guest_gets_this_binary_and_every_peer_under_its_name() {
+        let mut p = Plan {
+            repeats: 1,
+            configs: crate::bench::config::resolve(None, &[], &[], false).unwrap(),
+            workloads: vec![Workload::Hackbench],
+            quick: true,
+            work: 1.0,
+        };
+        let (guest, extras) = guest_binaries(&p).unwrap();
+        assert_eq!(guest, p);
+        assert_eq!(extras, [locate::this_binary().unwrap().to_string_lossy()]);
+        let peer = locate::this_binary()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        p.configs =
+            crate::bench::config::resolve(None, &[], std::slice::from_ref(&peer), false).unwrap();
+        let e = guest_binaries(&p).unwrap_err();
+        assert!(e.to_string().contains("would share /bin/"), "{e}");
     }
 
     #[test]

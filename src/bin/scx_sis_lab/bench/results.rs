@@ -1,0 +1,142 @@
+//! What a bench leaves in its output directory: runs.jsonl (a record a line, as runs arrive),
+//! plan.json (for --render), and results.md and results.svg rendered from them.
+
+use std::collections::BTreeSet;
+use std::fs::{self, File};
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use scx_sis::elapsed::hms;
+
+use super::plan::Plan;
+use super::record::RunRecord;
+use super::{plot, report};
+
+/// Write results.md and results.svg from the records; returns the markdown.
+fn render(out: &Path, records: &[RunRecord], meta: &report::Meta) -> Result<String> {
+    let md = report::markdown(records, meta);
+    fs::write(out.join("results.md"), &md)
+        .with_context(|| format!("failed to write {}", out.join("results.md").display()))?;
+    let scaling = records
+        .iter()
+        .map(|r| r.cpus)
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1;
+    let panels = if scaling {
+        plot::scaling_panels(records, meta)
+    } else {
+        plot::ratio_panels(records, meta)
+    };
+    let caption = format!(
+        "scx_sis bench: {}\nbars: median, whiskers: min-max over {} repeat(s)",
+        meta.notes.first().map_or("", String::as_str),
+        meta.repeats
+    );
+    fs::write(out.join("results.svg"), plot::svg(&panels, &caption))
+        .with_context(|| format!("failed to write {}", out.join("results.svg").display()))?;
+    Ok(md)
+}
+
+/// OUT/plan.json: the plan and the report's notes, for --render.
+#[derive(Debug, Serialize, Deserialize)]
+struct Saved {
+    plan: Plan,
+    notes: Vec<String>,
+}
+
+pub fn save_plan(out: &Path, plan: &Plan, notes: &[String]) -> Result<()> {
+    let saved = Saved {
+        plan: plan.clone(),
+        notes: notes.to_vec(),
+    };
+    let p = out.join("plan.json");
+    fs::write(&p, serde_json::to_string_pretty(&saved)?)
+        .with_context(|| format!("failed to write {}", p.display()))
+}
+
+pub fn rerender(dir: &Path) -> Result<()> {
+    let p = dir.join("plan.json");
+    let saved: Saved = serde_json::from_str(
+        &fs::read_to_string(&p).with_context(|| format!("failed to read {}", p.display()))?,
+    )
+    .with_context(|| format!("{} is not a bench plan", p.display()))?;
+    let p = dir.join("runs.jsonl");
+    let text = fs::read_to_string(&p).with_context(|| format!("failed to read {}", p.display()))?;
+    let records = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str::<RunRecord>(l)
+                .with_context(|| format!("{}:{}: not a run record", p.display(), i + 1))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    println!("{}", render(dir, &records, &saved.plan.meta(saved.notes))?);
+    Ok(())
+}
+
+/// runs.jsonl, one line per run as it arrives.
+pub struct Jsonl(File);
+
+impl Jsonl {
+    pub fn create(out: &Path) -> Result<Jsonl> {
+        fs::create_dir_all(out).with_context(|| format!("failed to create {}", out.display()))?;
+        let p = out.join("runs.jsonl");
+        Ok(Jsonl(File::create(&p).with_context(|| {
+            format!("failed to create {}", p.display())
+        })?))
+    }
+
+    pub fn push(&mut self, r: &RunRecord) -> Result<()> {
+        writeln!(self.0, "{}", serde_json::to_string(r)?)?;
+        self.0.flush()?;
+        Ok(())
+    }
+}
+
+fn where_it_ran(records: &[RunRecord], how: &str) -> String {
+    let cpus: BTreeSet<u32> = records.iter().map(|r| r.cpus).collect();
+    match records.first() {
+        Some(r) if cpus.len() > 1 => {
+            let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
+            format!(
+                "kernel {} ({how}, one LLC of N = {} CPUs)",
+                r.kernel,
+                list.join(", ")
+            )
+        }
+        Some(r) => format!(
+            "kernel {} ({how}, topology {}, {} CPUs)",
+            r.kernel, r.topo, r.cpus
+        ),
+        None => format!("nothing ran ({how})"),
+    }
+}
+
+/// Save the plan, render results.md / results.svg and print the table: the
+/// last step of a native run and of a `--vm` run alike.
+pub fn write_results(
+    out: &Path,
+    plan: &Plan,
+    records: &[RunRecord],
+    how: &str,
+    t0: Instant,
+) -> Result<()> {
+    let notes = vec![
+        where_it_ran(records, how),
+        format!("wall time {}", hms(t0.elapsed())),
+    ];
+    save_plan(out, plan, &notes)?;
+    let md = render(out, records, &plan.meta(notes))?;
+    println!("{md}");
+    eprintln!(
+        "bench: wrote {0}/results.md, {0}/results.svg, {0}/runs.jsonl",
+        out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! scx_sis_lab: the lab around the scheduler. `bench` compares EEVDF, scx_sis configurations
+//! and other sched_ext schedulers under the same workloads; `wakelat` is one of those
+//! workloads. Built on the scx_sis library; it runs the scx_sis binary, never copies it.
+
+mod bench;
+mod latency;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use bench::BenchOpts;
+use latency::LatencyOpts;
+use scx_sis::program;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "scx_sis_lab",
+    version,
+    about = "The scx_sis lab: an A/B bench of sched_ext schedulers and a wakeup-latency workload"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// A/B benchmark: EEVDF vs scx_sis configurations (and peers) under hackbench, perf bench
+    /// and wakelat; a markdown table and an SVG plot (--vm: in the project's VM).
+    Bench(Box<BenchOpts>),
+    /// Wakeup-latency workload (message and worker threads, schbench-style).
+    Wakelat(LatencyOpts),
+}
+
+fn main() -> ExitCode {
+    let cli: Cli = program::parse_args("scx_sis_lab");
+    let result = match &cli.command {
+        Command::Bench(opts) => bench::run(opts),
+        Command::Wakelat(opts) => latency::run(opts),
+    };
+    program::exit_code("scx_sis_lab", result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_subcommands_parse_and_nothing_else() {
+        let parse =
+            |args: &[&str]| Cli::try_parse_from(std::iter::once("lab").chain(args.to_vec()));
+        assert!(matches!(
+            parse(&["bench", "--quick"]).map(|c| c.command),
+            Ok(Command::Bench(_))
+        ));
+        assert!(matches!(
+            parse(&["wakelat", "--runtime", "1"]).map(|c| c.command),
+            Ok(Command::Wakelat(_))
+        ));
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["tune"]).is_err());
+    }
+}
