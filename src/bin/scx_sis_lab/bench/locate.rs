@@ -23,10 +23,7 @@ pub fn this_binary() -> Result<PathBuf> {
 /// The scx_sis binary: `explicit` (--bin), else $SCX_SIS_BIN, else scx_sis beside this binary
 /// (cargo builds both into target/release; the VM puts both in /bin).
 pub fn scheduler_binary(explicit: Option<&Path>) -> Result<PathBuf> {
-    let given = explicit
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os(BIN_ENV).map(PathBuf::from));
-    if let Some(path) = given {
+    if let Some(path) = given(explicit, BIN_ENV) {
         if !is_executable(&path) {
             bail!(
                 "{}: no such executable (from --bin or ${BIN_ENV})",
@@ -51,10 +48,7 @@ pub fn scheduler_binary(explicit: Option<&Path>) -> Result<PathBuf> {
 /// nearest directory above this binary that holds it (a build in target/release sits two
 /// levels below its tree), else the current directory.
 pub fn repo(explicit: Option<&Path>) -> Result<PathBuf> {
-    let given = explicit
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os(REPO_ENV).map(PathBuf::from));
-    if let Some(dir) = given {
+    if let Some(dir) = given(explicit, REPO_ENV) {
         if !is_repo(&dir) {
             bail!(
                 "{} holds no scripts/vm/run.sh and tests/vm/guest/ (from --repo or ${REPO_ENV})",
@@ -73,6 +67,12 @@ pub fn repo(explicit: Option<&Path>) -> Result<PathBuf> {
             cwd.display()
         )
     })
+}
+
+/// The path a flag gave, else the one in the environment variable `var`.
+fn given(flag: Option<&Path>, var: &str) -> Option<PathBuf> {
+    flag.map(Path::to_path_buf)
+        .or_else(|| std::env::var_os(var).map(PathBuf::from))
 }
 
 /// The nearest ancestor of `exe`'s directory that is a source tree, else `cwd` if it is one.

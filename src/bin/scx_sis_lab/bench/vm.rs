@@ -248,37 +248,43 @@ mod tests {
     use super::*;
     use crate::bench::workload::Workload;
 
-    #[test]
-    fn the_guest_gets_this_binary_and_every_peer_under_its_name() {
-        let mut p = Plan {
+    /// One quick hackbench of every default configuration, plus these peers.
+    fn plan(peers: &[String]) -> Plan {
+        Plan {
             repeats: 1,
-            configs: crate::bench::config::resolve(None, &[], &[], false).unwrap(),
+            configs: crate::bench::config::resolve(None, &[], peers, false).unwrap(),
             workloads: vec![Workload::Hackbench],
             quick: true,
             work: 1.0,
-        };
-        let (guest, extras) = guest_binaries(&p).unwrap();
-        assert_eq!(guest, p);
-        assert_eq!(extras, [locate::this_binary().unwrap().to_string_lossy()]);
-        let peer = locate::this_binary()
+        }
+    }
+
+    #[test]
+    fn the_guest_gets_this_binary_and_every_peer_under_its_name() {
+        let lab = locate::this_binary()
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        p.configs =
-            crate::bench::config::resolve(None, &[], std::slice::from_ref(&peer), false).unwrap();
-        let e = guest_binaries(&p).unwrap_err();
+        let (guest, extras) = guest_binaries(&plan(&[])).unwrap();
+        assert_eq!((guest, extras), (plan(&[]), vec![lab.clone()]));
+
+        let (guest, extras) = guest_binaries(&plan(&["/bin/sh".into()])).unwrap();
+        assert_eq!(extras, [lab.clone(), "/bin/sh".into()]);
+        let peer = guest.configs.iter().find(|c| c.kind() == "peer").unwrap();
+        assert_eq!(
+            peer.target,
+            Target::Peer {
+                path: "/bin/sh".into()
+            }
+        );
+
+        let e = guest_binaries(&plan(&[lab])).unwrap_err();
         assert!(e.to_string().contains("would share /bin/"), "{e}");
     }
 
     #[test]
     fn timeout_grows_with_the_matrix() {
-        let mut p = Plan {
-            repeats: 1,
-            configs: crate::bench::config::resolve(None, &[], &[], false).unwrap(),
-            workloads: vec![Workload::Hackbench],
-            quick: true,
-            work: 1.0,
-        };
+        let mut p = plan(&[]);
         let small = estimate_timeout(&p, 8);
         p.repeats = 3;
         p.quick = false;
