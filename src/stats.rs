@@ -17,8 +17,6 @@ use crate::bpf_intf::sis_limits_SIS_CAPACITY;
 use crate::counters::{Counters, LlcCounts, ShardCounts};
 use llc_metrics::llc_metrics;
 
-pub use render::{bpftrace_hist, log2_quantile};
-
 #[stat_doc]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
 #[stat(top)]

@@ -196,11 +196,21 @@ pub fn lock_exclusive(dir: &str) -> Result<fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::parse_flags;
+    use crate::policy::{help_defaults, parse_flags};
 
     fn policy(args: &[&str]) -> PolicyOpts {
         let flags: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         parse_flags(&flags).unwrap()
+    }
+
+    #[test]
+    fn every_help_names_the_default_the_scheduler_starts_with() {
+        // Giving each flag the value its help calls the default must change nothing.
+        for (flag, default) in help_defaults() {
+            let given = policy(&[&format!("--{flag}"), &default]);
+            let changed = changes(&defaults(), &apply(&defaults(), &given));
+            assert!(changed.is_empty(), "--{flag} {default}: {changed:?}");
+        }
     }
 
     #[test]

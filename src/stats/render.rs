@@ -79,7 +79,7 @@ impl LlcMetrics {
 }
 
 /// Upper bound of the log2 bucket (i counts [2^i, 2^(i+1))) holding quantile `q`; 0 if empty.
-pub fn log2_quantile(hist: &[u64], q: f64) -> u64 {
+fn log2_quantile(hist: &[u64], q: f64) -> u64 {
     let total: u64 = hist.iter().sum();
     if total == 0 {
         return 0;
@@ -116,7 +116,7 @@ fn pow2_label(v: u64) -> String {
 }
 
 /// Rows "[lo, hi)   count |@@@@   |" from the first to the last non-empty bucket.
-pub fn bpftrace_hist(buckets: &[u64]) -> String {
+fn bpftrace_hist(buckets: &[u64]) -> String {
     const WIDTH: u64 = 52;
     let Some(first) = buckets.iter().position(|&n| n > 0) else {
         return "(no samples)\n".into();
