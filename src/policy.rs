@@ -65,8 +65,9 @@ impl fmt::Display for Preset {
 }
 
 /// Every tunable's default, in the units of its flag. tunables::defaults() builds the map's
-/// initial value from these and each flag's help shows them. (The BPF side keeps fallbacks of
-/// its own for a zero field or a failed map lookup: see src/bpf/tunables.bpf.h and sis_util.bpf.h.)
+/// initial value from these and each flag's help shows them. BPF keeps copies of three (the
+/// SIS_DFL_* values in src/bpf/tunables.bpf.h) as fallbacks for a zero field or a failed map
+/// lookup; a test in tunables.rs holds them equal.
 pub mod defaults {
     use super::{Curve, Preset, Switch};
 

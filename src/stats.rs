@@ -61,7 +61,7 @@ llc_metrics! {
     count rescues = sis_counter_SIS_CNT_RESCUES,
         "Tasks sent to, or idle CPUs woken for, work waiting on a CPU a higher class took";
     count held_wakeups = sis_counter_SIS_CNT_HELD_WAKEUPS,
-        "Wakeups placed on a CPU a higher class (RT, deadline) holds";
+        "Wakeups placed on a CPU a higher class (RT, deadline) already held when the decision began";
     count held_avoided = sis_counter_SIS_CNT_HELD_AVOIDED,
         "Wakeups whose prev CPU a higher class held, placed elsewhere";
     count wakeup_preempts = sis_counter_SIS_CNT_WAKEUP_PREEMPTS,

@@ -214,6 +214,27 @@ mod tests {
     }
 
     #[test]
+    fn bpf_fallbacks_match_the_defaults() {
+        // BPF cannot read policy::defaults, so it keeps copies: "SIS_DFL_NAME = VALUE,".
+        let header = include_str!("bpf/tunables.bpf.h");
+        let value = |name: &str| {
+            header.lines().find_map(|l| {
+                let v = l.trim().strip_prefix(name)?.trim().strip_prefix('=')?;
+                v.trim().trim_end_matches(',').parse::<u64>().ok()
+            })
+        };
+        assert_eq!(value("SIS_DFL_SLICE_NS"), Some(dfl::SLICE_US * 1000));
+        assert_eq!(
+            value("SIS_DFL_BALANCE_LAG_US"),
+            Some(dfl::BALANCE_LAG_US.into())
+        );
+        // Where the header names the SIS_UTIL period's fallback.
+        if let Some(period) = value("SIS_DFL_SIS_UTIL_PERIOD_US") {
+            assert_eq!(period, u64::from(dfl::SIS_UTIL_PERIOD_US));
+        }
+    }
+
+    #[test]
     fn unset_flags_keep_the_base_value() {
         let t = apply(&defaults(), &policy(&["--prev-bias", "off", "-s", "2000"]));
         assert_eq!(t.prev_bias, 0);
