@@ -21,8 +21,8 @@
 #include "stats.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
+#include "types.bpf.h"
 #include "vtime.bpf.h"
-#include "wakeq.bpf.h"
 
 enum {
 	/* The migration stopper holds a CPU for microseconds; longer than this, treat it as held.

@@ -16,12 +16,14 @@ char _license[] SEC("license") = "GPL";
 UEI_DEFINE(uei);
 
 #include "balance.bpf.h"
+#include "pelt.bpf.h"
 #include "placement.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
+#include "types.bpf.h"
 #include "vtime.bpf.h"
 #include "wakeq.bpf.h"
 

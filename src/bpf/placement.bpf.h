@@ -10,11 +10,12 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "balance.bpf.h"
+#include "pelt.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
-#include "tunables.bpf.h"
+#include "types.bpf.h"
 
 /* Policies of the higher sched classes (uapi sched.h; vmlinux.h has no macros). */
 enum {

@@ -15,6 +15,7 @@
 #include "pelt.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
+#include "types.bpf.h"
 #include "vtime.bpf.h"
 #include "wakeq.bpf.h"
 

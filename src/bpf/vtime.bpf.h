@@ -22,6 +22,7 @@
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
+#include "types.bpf.h"
 
 enum {
 	/* Most slices of vtime a task may lead its CPU's clock by (see task_vtime()). */
