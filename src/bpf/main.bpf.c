@@ -385,7 +385,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
 	if (now > tctx->running_at)
 		scx_bpf_task_set_dsq_vtime(
-			p, p->scx.dsq_vtime + vtime_charge(now - tctx->running_at, p->scx.weight));
+			p, vtime_after_run(p->scx.dsq_vtime, p->scx.weight, tctx->running_at, now));
 }
 
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)

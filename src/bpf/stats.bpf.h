@@ -49,7 +49,7 @@ static __always_inline void stat_path(struct sis_llc_stats *s, enum sis_path pat
 		s->paths[path]++;
 }
 
-/* log2 bucket of @ns, for the cost and wait histograms. */
+/* log2 bucket of @ns; the last bucket also takes everything longer. */
 static __always_inline u32 log2_bucket(u64 ns)
 {
 	u32 bucket = ns ? 63 - __builtin_clzll(ns) : 0;
@@ -57,12 +57,22 @@ static __always_inline u32 log2_bucket(u64 ns)
 	return bucket < SIS_COST_BUCKETS ? bucket : SIS_COST_BUCKETS - 1;
 }
 
+/*
+ * One duration: its log2 bucket in @hist, its ns in @total. The daemon takes
+ * the average from the total and the p99 from the buckets.
+ */
+static __always_inline void stat_duration(u64 *hist, u64 *total, u64 ns)
+{
+	hist[log2_bucket(ns)]++;
+	*total += ns;
+}
+
+/* select_cpu's own cost, in ns. */
 static __always_inline void stat_cost(struct sis_llc_stats *s, u64 ns)
 {
 	if (!s)
 		return;
-	s->cost_hist[log2_bucket(ns)]++;
-	s->counters[SIS_CNT_COST_NS] += ns;
+	stat_duration(s->cost_hist, &s->counters[SIS_CNT_COST_NS], ns);
 }
 
 #endif /* __SIS_STATS_BPF_H */

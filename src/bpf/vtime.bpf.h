@@ -49,6 +49,12 @@ static __always_inline u64 vtime_charge(u64 ns, u32 weight)
 	return weight ? ns * 100 / weight : ns;
 }
 
+/* @vtime after a run at @weight from @since to @now: the one place run time becomes vtime. */
+static __always_inline u64 vtime_after_run(u64 vtime, u32 weight, u64 since, u64 now)
+{
+	return now > since ? vtime + vtime_charge(now - since, weight) : vtime;
+}
+
 /*
  * @p's place in @cpu's queue, kept near the CPU's clock.
  *
@@ -88,17 +94,15 @@ static __always_inline u64 vtime_charged(struct task_struct *p)
 	struct sis_task_ctx *tctx = task_ctx(p);
 	u64 now = bpf_ktime_get_ns();
 
-	if (!tctx || now <= tctx->running_at)
+	if (!tctx)
 		return p->scx.dsq_vtime;
-	return p->scx.dsq_vtime + vtime_charge(now - tctx->running_at, p->scx.weight);
+	return vtime_after_run(p->scx.dsq_vtime, p->scx.weight, tctx->running_at, now);
 }
 
 /* The vtime @cctx's running task has reached by @now. */
 static __always_inline u64 curr_vtime_at(const struct sis_cpu_ctx *cctx, u64 now)
 {
-	u64 ran = now > cctx->curr_at ? now - cctx->curr_at : 0;
-
-	return cctx->curr_vtime + vtime_charge(ran, cctx->curr_weight);
+	return vtime_after_run(cctx->curr_vtime, cctx->curr_weight, cctx->curr_at, now);
 }
 
 /* The debt a runnable task may carry (see task_vtime()), also the most a CPU's clock trails vclock.

@@ -174,9 +174,8 @@ static __always_inline void wakeq_running(struct sis_task_ctx *tctx, u64 now)
 	s = my_stats();
 	if (!s)
 		return;
-	s->wakeq_wait_hist[log2_bucket(wait)]++;
 	s->counters[SIS_CNT_WAKEQ_WAITS]++;
-	s->counters[SIS_CNT_WAKEQ_WAIT_NS] += wait;
+	stat_duration(s->wakeq_wait_hist, &s->counters[SIS_CNT_WAKEQ_WAIT_NS], wait);
 }
 
 /* Timer: sample every shard's depth for the daemon, and find orphaned slots. */
