@@ -413,6 +413,58 @@ void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_a
 		wakeq_forget(tctx, shard_left);
 }
 
+/*
+ * The scheduler's one timer, every SIS_UTIL period (the tunable). Each
+ * concern keeps its periodic work in its own header; the timer runs them in
+ * this order, from one snapshot of the tunables:
+ *   sis_util_update() (sis_util.bpf.h): LLC utilization and nr_scan;
+ *   vtime_sample() (vtime.bpf.h): vclock, the busy CPUs' average clock;
+ *   wakeq_sample() (wakeq.bpf.h): shard depths and orphaned slots.
+ */
+struct sis_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct sis_timer);
+} sched_timer SEC(".maps");
+
+static int sched_timerfn(void *map, int *key, struct bpf_timer *timer)
+{
+	struct sis_tunables t;
+
+	tun_snapshot(&t);
+	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
+	vtime_sample();
+	wakeq_sample(&t);
+	bpf_timer_start(timer, tun_timer_period_ns(&t), 0);
+	return 0;
+}
+
+static __always_inline s32 sched_timer_init(void)
+{
+	u32 zero = 0;
+	struct sis_timer *st = bpf_map_lookup_elem(&sched_timer, &zero);
+	struct sis_tunables t;
+	s32 err;
+
+	if (!st)
+		return -ENOENT;
+	tun_snapshot(&t);
+	/* nr_scan starts at 0 (scan nothing): compute it now, not one period late. */
+	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
+	err = bpf_timer_init(&st->timer, &sched_timer, CLOCK_MONOTONIC);
+	if (err)
+		return err;
+	err = bpf_timer_set_callback(&st->timer, sched_timerfn);
+	if (err)
+		return err;
+	return bpf_timer_start(&st->timer, tun_timer_period_ns(&t), 0);
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 {
 	s32 cpu, err;
@@ -439,9 +491,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 		scx_bpf_error("failed to build topology masks: %d", err);
 		return err;
 	}
-	err = sis_util_init();
+	err = sched_timer_init();
 	if (err) {
-		scx_bpf_error("failed to start the SIS_UTIL timer: %d", err);
+		scx_bpf_error("failed to start the timer: %d", err);
 		return err;
 	}
 	return 0;
