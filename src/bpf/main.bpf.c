@@ -2,19 +2,44 @@
 /*
  * scx_sis: select_idle_sibling() as switchable, measurable placement stages.
  *
- * Wakeups go through the stages of placement.bpf.h. A task that found an idle
- * CPU goes straight to that CPU's local DSQ; any other task waits in the
- * per-CPU DSQ of the CPU it was placed on, in vtime order. A CPU that runs out
- * of work takes from its own DSQ, then steals inside its LLC, then from other
- * LLCs, so no task waits while a CPU it may use sits idle.
+ * What it does. The point is wakeup placement: where a waking task should
+ * run. select_cpu walks the kernel's select_idle_sibling() rebuilt as ordered
+ * stages (placement.bpf.h): sync wakeups, prev idle, prev almost idle, an idle
+ * core, an LLC scan bounded by SIS_UTIL's nr_scan, other LLCs, and prev as
+ * the fallback. Most stages can be switched while the scheduler runs (the
+ * tunables map), and each decision, with its cost, is counted under the LLC
+ * of the task's prev CPU. A task that found an idle CPU goes straight to that
+ * CPU's local DSQ; any other waits in the DSQ of the CPU it was placed on (or
+ * in a wakequeue shard its LLC shares), in vtime order so that nice holds.
+ * Around placement, work conservation and fairness: a CPU out of work takes
+ * from its own queues, then steals inside its LLC, then from other LLCs; a
+ * busy CPU's tick wakes an idle CPU when tasks wait behind it; at a slice
+ * end a busy CPU pulls a task that lags in vtime from another CPU
+ * (balance.bpf.h); work on a CPU an RT or deadline task takes moves on.
+ * The plain preset replaces all of it with the kernel's default pick and
+ * one FIFO, as the baseline to compare against.
+ *
+ * What it does not do, on purpose. No load balancing beyond those steals,
+ * pulls and kicks: no periodic domain walk, no NUMA distances, no CPU
+ * capacities, no cgroup weights. Wakeup preemption only for a wakee that
+ * can run nowhere else. No kernel symbols for topology (the daemon passes
+ * it in), and no curve arithmetic here: the daemon computes the SIS_UTIL
+ * tables, BPF only looks them up.
+ *
+ * The trade-off. A task that finds no idle CPU queues on one CPU (prev,
+ * unless a stage chose another) rather than in a queue its LLC shares: it
+ * stays near its cache and wakeups do not serialise on one LLC-wide lock,
+ * at the price that it may wait behind a busy CPU while another CPU idles.
+ * The tick kick, the wakeup kick and the lag pull bound that wait, rather
+ * than undoing the prev bias on every wakeup. (The wakequeue tunable takes
+ * the other side, sharded, so the two can be measured against each other.)
+ *
+ * Each concern lives in its own header, and each header includes what it
+ * uses, so the order below does not matter. This file holds the ops and the
+ * one timer that runs each concern's periodic work.
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
-
-char _license[] SEC("license") = "GPL";
-
-UEI_DEFINE(uei);
-
 #include "balance.bpf.h"
 #include "pelt.bpf.h"
 #include "placement.bpf.h"
@@ -26,6 +51,10 @@ UEI_DEFINE(uei);
 #include "types.bpf.h"
 #include "vtime.bpf.h"
 #include "wakeq.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
 
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {

@@ -3,9 +3,10 @@
  * Shared wakequeue (Vernet's swqueue / SHARED_RUNQ), sharded. A waking task
  * that found no idle CPU waits in a queue shared by its LLC, so whichever CPU
  * of the LLC frees up first runs it. One queue per LLC serialised every
- * wakeup of the LLC on one lock (seed 004: p99 70 -> 108 us, throughput
- * halved), so each LLC has several shard DSQs: a CPU queues into and serves
- * its own shard first, then the others.
+ * wakeup of the LLC on one lock (on 26 cores / 52 threads schbench's p99
+ * went from 70 to 108 us and its throughput halved), so each LLC has several
+ * shard DSQs: a CPU queues into and serves its own shard first, then the
+ * others.
  */
 #ifndef __SIS_WAKEQ_BPF_H
 #define __SIS_WAKEQ_BPF_H
@@ -30,7 +31,7 @@ const volatile u32 llc_auto_shards[SIS_MAX_LLCS];
 u64 shard_enqueued[SIS_NR_SLOTS]; /* tasks queued */
 u64 shard_ran[SIS_NR_SLOTS];	  /* queued tasks that then ran */
 u64 shard_left[SIS_NR_SLOTS];	  /* queued tasks that left otherwise (requeue, exit) */
-u32 shard_depth[SIS_NR_SLOTS];	  /* sampled by the SIS_UTIL timer */
+u32 shard_depth[SIS_NR_SLOTS];	  /* sampled by the timer */
 u32 shard_max_depth[SIS_NR_SLOTS];
 u32 llc_shards[SIS_MAX_LLCS]; /* shards in use, sampled by the timer */
 /*
