@@ -35,6 +35,7 @@ enum {
 /* CPUs a higher class holds now; wakeups and ticks look closer only while any is. */
 u32 nr_held_cpus;
 
+/* A CPU's own DSQ has the CPU's id; intf.h's sis_dsq puts the other DSQs above every CPU id. */
 static __always_inline u64 cpu_dsq(s32 cpu)
 {
 	return (u64)cpu;

@@ -167,12 +167,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
-/*
- * ops.dispatch runs before a still-runnable @prev is put back in the queue,
- * so the DSQ's head only competes with the others, not with @prev. Keep
- * @prev running while it is still ahead in vtime (or alone), or nice would
- * mean nothing between two tasks sharing a CPU.
- */
+/* @dsq's first task is earlier than @vtime (an empty DSQ's is not). */
 static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 {
 	u64 head;
@@ -180,6 +175,12 @@ static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 	return head_vtime(dsq, &head) && time_before(head, vtime);
 }
 
+/*
+ * ops.dispatch runs before a still-runnable @prev is put back in the queue,
+ * so the DSQ's head only competes with the others, not with @prev. Keep
+ * @prev running while it is still ahead in vtime (or alone), or nice would
+ * mean nothing between two tasks sharing a CPU.
+ */
 static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 				      const struct sis_tunables *t)
 {
@@ -344,6 +345,7 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 	}
 }
 
+/* The higher class let go of @cpu: it is no longer held. */
 void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
@@ -417,6 +419,7 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 			p, vtime_after_run(p->scx.dsq_vtime, p->scx.weight, tctx->running_at, now));
 }
 
+/* A task entering the ext class starts at its CPU's clock: no credit, no debt. */
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
 	scx_bpf_task_set_dsq_vtime(p, cpu_vtime_now(scx_bpf_task_cpu(p)));
@@ -434,6 +437,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	return 0;
 }
 
+/* A task that exits while queued in a shard is booked as having left it. */
 void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
 	struct sis_task_ctx *tctx = task_ctx(p);
@@ -473,6 +477,7 @@ static int sched_timerfn(void *map, int *key, struct bpf_timer *timer)
 	return 0;
 }
 
+/* From ops.init: the first period starts now. */
 static __always_inline s32 sched_timer_init(void)
 {
 	u32 zero = 0;

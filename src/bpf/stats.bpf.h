@@ -32,17 +32,20 @@ static __always_inline struct sis_llc_stats *my_stats(void)
 	return stats_of_llc(llc_of(bpf_get_smp_processor_id()));
 }
 
+/* A NULL @s (failed lookup) counts nothing; the bound test is for the verifier when @c varies. */
 static __always_inline void stat_add(struct sis_llc_stats *s, enum sis_counter c, u64 v)
 {
 	if (s && c < SIS_NR_COUNTERS)
 		s->counters[c] += v;
 }
 
+/* One event, under the LLC of the CPU this runs on. */
 static __always_inline void stat_inc(enum sis_counter c)
 {
 	stat_add(my_stats(), c, 1);
 }
 
+/* One wakeup, under the stage (path) that placed it. */
 static __always_inline void stat_path(struct sis_llc_stats *s, enum sis_path path)
 {
 	if (s && path < SIS_NR_PATHS)

@@ -13,6 +13,7 @@ struct {
 	__type(value, struct sis_task_ctx);
 } task_ctxs SEC(".maps");
 
+/* @p's context, or NULL if it has none: every caller copes with NULL. */
 static __always_inline struct sis_task_ctx *task_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);

@@ -36,6 +36,7 @@ struct {
 	__type(value, struct sis_llc_ctx);
 } llc_ctxs SEC(".maps");
 
+/* @cpu's context; NULL only for an id beyond SIS_MAX_CPUS. */
 static __always_inline struct sis_cpu_ctx *cpu_ctx(s32 cpu)
 {
 	u32 key = cpu;
@@ -53,6 +54,7 @@ static __always_inline u32 llc_of(s32 cpu)
 	return cpu_llc[(u32)cpu & (SIS_MAX_CPUS - 1)];
 }
 
+/* CPUs in @llc: the length of its row in llc_cpus. */
 static __always_inline u32 llc_size(u32 llc)
 {
 	return llc_nr_cpus[llc & (SIS_MAX_LLCS - 1)];
@@ -64,11 +66,13 @@ static __always_inline s32 llc_cpu_at(u32 llc, u32 idx)
 	return llc_cpus[llc & (SIS_MAX_LLCS - 1)][idx & (SIS_MAX_LLC_CPUS - 1)];
 }
 
+/* @cpu's index in its LLC's row: scans and steals start after it, so CPUs spread out. */
 static __always_inline u32 llc_pos_of(s32 cpu)
 {
 	return cpu_llc_pos[(u32)cpu & (SIS_MAX_CPUS - 1)];
 }
 
+/* @llc's CPUs as a cpumask, for the idle-pick kfuncs; NULL if topo_init() built none. */
 static __always_inline const struct cpumask *llc_mask(u32 llc)
 {
 	struct sis_llc_ctx *lctx = bpf_map_lookup_elem(&llc_ctxs, &llc);

@@ -43,11 +43,13 @@ static __always_inline void tun_snapshot(struct sis_tunables *t)
 	__builtin_memcpy(t, live ? live : &sis_fallback_tunables, sizeof(*t));
 }
 
+/* 0 (a value nobody wrote) means the default, never a zero-length slice. */
 static __always_inline u64 tun_slice_ns(const struct sis_tunables *t)
 {
 	return t->slice_ns ? t->slice_ns : SIS_DFL_SLICE_NS;
 }
 
+/* In ns; 0 means the default, as for the slice. */
 static __always_inline u64 tun_balance_lag_ns(const struct sis_tunables *t)
 {
 	return (u64)(t->balance_lag_us ? t->balance_lag_us : SIS_DFL_BALANCE_LAG_US) * 1000;

@@ -36,6 +36,7 @@ enum {
 /* Average clock of the busy CPUs, sampled by the timer; 0 until one was busy. */
 u64 vclock;
 
+/* @cpu's vtime clock; 0 without a context. */
 static __always_inline u64 cpu_vtime_now(s32 cpu)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);

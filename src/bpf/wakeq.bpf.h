@@ -41,11 +41,13 @@ u32 llc_shards[SIS_MAX_LLCS]; /* shards in use, sampled by the timer */
  */
 u32 llc_orphaned[SIS_MAX_LLCS];
 
+/* Shard @slot's DSQ id: above every CPU id, so it never meets a CPU's DSQ. */
 static __always_inline u64 shard_dsq(u32 slot)
 {
 	return SIS_DSQ_SHARD_BASE + slot;
 }
 
+/* Shards in use in @llc: the tunable, else the daemon's choice for its size; 1 to its CPUs. */
 static __always_inline u32 nr_shards(u32 llc, const struct sis_tunables *t)
 {
 	u32 n = t->wakeq_shards, size = llc_size(llc);
@@ -67,6 +69,7 @@ static __always_inline u32 own_slot(s32 cpu, const struct sis_tunables *t)
 	return llc * SIS_MAX_SHARDS + llc_pos_of(cpu) % nr_shards(llc, t);
 }
 
+/* Atomic: every CPU of the LLC writes these books. The mask is for the verifier. */
 static __always_inline void slot_add(u64 *counters, s32 slot)
 {
 	if (slot >= 0)
@@ -205,6 +208,7 @@ __noinline int wakeq_sample(const struct sis_tunables *t)
 	return 0;
 }
 
+/* Every slot, not just those in use: the count changes live, and DSQs are made only in ops.init. */
 static __always_inline s32 wakeq_init(void)
 {
 	u32 llc, i;
