@@ -63,7 +63,9 @@ pub struct LlcMetrics {
         desc = "Tasks sent to, or idle CPUs woken for, work waiting on a CPU a higher class took"
     )]
     pub rescues: u64,
-    #[stat(desc = "Wakeups placed on a CPU a higher class (RT, deadline) holds")]
+    #[stat(
+        desc = "Wakeups placed on a CPU a higher class (RT, deadline) already held when the decision began"
+    )]
     pub held_wakeups: u64,
     #[stat(desc = "Wakeups whose prev CPU a higher class held, placed elsewhere")]
     pub held_avoided: u64,

@@ -58,6 +58,21 @@ static __always_inline bool cpu_held(s32 cpu, u64 now)
 	return !cctx->released_stop || now - cctx->released_at > SIS_STOPPER_HOLD_NS;
 }
 
+/*
+ * @cpu is held and was already held at @since, when a decision began. A CPU
+ * the higher class takes while the decision runs (RT throttling hands it back
+ * and takes it again every period) is a race the decision could not see.
+ */
+static __always_inline bool cpu_held_since(s32 cpu, u64 since)
+{
+	struct sis_cpu_ctx *cctx;
+
+	if (!cpu_held(cpu, since))
+		return false;
+	cctx = cpu_ctx(cpu);
+	return cctx && cctx->released_at <= since;
+}
+
 /* vtime of @dsq's first task, or false when it is empty. */
 static __always_inline bool head_vtime(u64 dsq, u64 *vtime)
 {

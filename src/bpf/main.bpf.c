@@ -74,7 +74,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	stat_cost(s, bpf_ktime_get_ns() - start);
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
 	stat_path(s, pl.path);
-	if (!t.plain && cpu_held(pl.cpu, start))
+	if (!t.plain && cpu_held_since(pl.cpu, start))
 		stat_add(s, SIS_CNT_HELD_WAKEUPS, 1);
 
 	if (pl.idle) {
