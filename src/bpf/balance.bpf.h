@@ -21,8 +21,8 @@
 #include "stats.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
+#include "types.bpf.h"
 #include "vtime.bpf.h"
-#include "wakeq.bpf.h"
 
 enum {
 	/* The migration stopper holds a CPU for microseconds; longer than this, treat it as held.
@@ -35,6 +35,7 @@ enum {
 /* CPUs a higher class holds now; wakeups and ticks look closer only while any is. */
 u32 nr_held_cpus;
 
+/* A CPU's own DSQ has the CPU's id; intf.h's sis_dsq puts the other DSQs above every CPU id. */
 static __always_inline u64 cpu_dsq(s32 cpu)
 {
 	return (u64)cpu;
@@ -55,6 +56,21 @@ static __always_inline bool cpu_held(s32 cpu, u64 now)
 	if (!cctx || !cctx->released)
 		return false;
 	return !cctx->released_stop || now - cctx->released_at > SIS_STOPPER_HOLD_NS;
+}
+
+/*
+ * @cpu is held and was already held at @since, when a decision began. A CPU
+ * the higher class takes while the decision runs (RT throttling hands it back
+ * and takes it again every period) is a race the decision could not see.
+ */
+static __always_inline bool cpu_held_since(s32 cpu, u64 since)
+{
+	struct sis_cpu_ctx *cctx;
+
+	if (!cpu_held(cpu, since))
+		return false;
+	cctx = cpu_ctx(cpu);
+	return cctx && cctx->released_at <= since;
 }
 
 /* vtime of @dsq's first task, or false when it is empty. */

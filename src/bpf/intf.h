@@ -83,7 +83,7 @@ enum sis_counter {
 	SIS_CNT_PULLS,		  /* a busy CPU took a task lagging in vtime from its LLC */
 	SIS_CNT_RESCUES,	  /* tasks sent to an idle CPU when a higher class took theirs */
 	SIS_CNT_PULLS_REMOTE,	  /* the same, from another LLC */
-	SIS_CNT_HELD_WAKEUPS,	  /* wakeups placed on a CPU a higher class holds */
+	SIS_CNT_HELD_WAKEUPS,	  /* wakeups placed on a CPU held when the decision began */
 	SIS_CNT_HELD_AVOIDED,	  /* wakeups whose prev a higher class held, placed elsewhere */
 	SIS_CNT_WAKEUP_PREEMPTS,  /* a wakee earlier in vtime preempted a running task */
 	SIS_CNT_WAKEUP_KICKS,	  /* idle CPUs kicked to take a wakee queued behind a busy one */

@@ -2,28 +2,59 @@
 /*
  * scx_sis: select_idle_sibling() as switchable, measurable placement stages.
  *
- * Wakeups go through the stages of placement.bpf.h. A task that found an idle
- * CPU goes straight to that CPU's local DSQ; any other task waits in the
- * per-CPU DSQ of the CPU it was placed on, in vtime order. A CPU that runs out
- * of work takes from its own DSQ, then steals inside its LLC, then from other
- * LLCs, so no task waits while a CPU it may use sits idle.
+ * What it does. The point is wakeup placement: where a waking task should
+ * run. select_cpu walks the kernel's select_idle_sibling() rebuilt as ordered
+ * stages (placement.bpf.h): sync wakeups, prev idle, prev almost idle, an idle
+ * core, an LLC scan bounded by SIS_UTIL's nr_scan, other LLCs, and prev as
+ * the fallback. Most stages can be switched while the scheduler runs (the
+ * tunables map), and each decision, with its cost, is counted under the LLC
+ * of the task's prev CPU. A task that found an idle CPU goes straight to that
+ * CPU's local DSQ; any other waits in the DSQ of the CPU it was placed on (or
+ * in a wakequeue shard its LLC shares), in vtime order so that nice holds.
+ * Around placement, work conservation and fairness: a CPU out of work takes
+ * from its own queues, then steals inside its LLC, then from other LLCs; a
+ * busy CPU's tick wakes an idle CPU when tasks wait behind it; at a slice
+ * end a busy CPU pulls a task that lags in vtime from another CPU
+ * (balance.bpf.h); work on a CPU an RT or deadline task takes moves on.
+ * The plain preset replaces all of it with the kernel's default pick and
+ * one FIFO, as the baseline to compare against.
+ *
+ * What it does not do, on purpose. No load balancing beyond those steals,
+ * pulls and kicks: no periodic domain walk, no NUMA distances, no CPU
+ * capacities, no cgroup weights. Wakeup preemption only for a wakee that
+ * can run nowhere else. No kernel symbols for topology (the daemon passes
+ * it in), and no curve arithmetic here: the daemon computes the SIS_UTIL
+ * tables, BPF only looks them up.
+ *
+ * The trade-off. A task that finds no idle CPU queues on one CPU (prev,
+ * unless a stage chose another) rather than in a queue its LLC shares: it
+ * stays near its cache and wakeups do not serialise on one LLC-wide lock,
+ * at the price that it may wait behind a busy CPU while another CPU idles.
+ * The tick kick, the wakeup kick and the lag pull bound that wait, rather
+ * than undoing the prev bias on every wakeup. (The wakequeue tunable takes
+ * the other side, sharded, so the two can be measured against each other.)
+ *
+ * Each concern lives in its own header, and each header includes what it
+ * uses, so the order below does not matter. This file holds the ops and the
+ * one timer that runs each concern's periodic work.
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
-
-char _license[] SEC("license") = "GPL";
-
-UEI_DEFINE(uei);
-
 #include "balance.bpf.h"
+#include "pelt.bpf.h"
 #include "placement.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
+#include "types.bpf.h"
 #include "vtime.bpf.h"
 #include "wakeq.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+UEI_DEFINE(uei);
 
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
@@ -43,7 +74,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	stat_cost(s, bpf_ktime_get_ns() - start);
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
 	stat_path(s, pl.path);
-	if (!t.plain && cpu_held(pl.cpu, start))
+	if (!t.plain && cpu_held_since(pl.cpu, start))
 		stat_add(s, SIS_CNT_HELD_WAKEUPS, 1);
 
 	if (pl.idle) {
@@ -136,12 +167,7 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
-/*
- * ops.dispatch runs before a still-runnable @prev is put back in the queue,
- * so the DSQ's head only competes with the others, not with @prev. Keep
- * @prev running while it is still ahead in vtime (or alone), or nice would
- * mean nothing between two tasks sharing a CPU.
- */
+/* @dsq's first task is earlier than @vtime (an empty DSQ's is not). */
 static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 {
 	u64 head;
@@ -149,6 +175,12 @@ static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 	return head_vtime(dsq, &head) && time_before(head, vtime);
 }
 
+/*
+ * ops.dispatch runs before a still-runnable @prev is put back in the queue,
+ * so the DSQ's head only competes with the others, not with @prev. Keep
+ * @prev running while it is still ahead in vtime (or alone), or nice would
+ * mean nothing between two tasks sharing a CPU.
+ */
 static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 				      const struct sis_tunables *t)
 {
@@ -313,6 +345,7 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 	}
 }
 
+/* The higher class let go of @cpu: it is no longer held. */
 void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
@@ -383,9 +416,10 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
 	if (now > tctx->running_at)
 		scx_bpf_task_set_dsq_vtime(
-			p, p->scx.dsq_vtime + vtime_charge(now - tctx->running_at, p->scx.weight));
+			p, vtime_after_run(p->scx.dsq_vtime, p->scx.weight, tctx->running_at, now));
 }
 
+/* A task entering the ext class starts at its CPU's clock: no credit, no debt. */
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
 	scx_bpf_task_set_dsq_vtime(p, cpu_vtime_now(scx_bpf_task_cpu(p)));
@@ -403,12 +437,66 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	return 0;
 }
 
+/* A task that exits while queued in a shard is booked as having left it. */
 void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
 	struct sis_task_ctx *tctx = task_ctx(p);
 
 	if (tctx)
 		wakeq_forget(tctx, shard_left);
+}
+
+/*
+ * The scheduler's one timer, every SIS_UTIL period (the tunable). Each
+ * concern keeps its periodic work in its own header; the timer runs them in
+ * this order, from one snapshot of the tunables:
+ *   sis_util_update() (sis_util.bpf.h): LLC utilization and nr_scan;
+ *   vtime_sample() (vtime.bpf.h): vclock, the busy CPUs' average clock;
+ *   wakeq_sample() (wakeq.bpf.h): shard depths and orphaned slots.
+ */
+struct sis_timer {
+	struct bpf_timer timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct sis_timer);
+} sched_timer SEC(".maps");
+
+static int sched_timerfn(void *map, int *key, struct bpf_timer *timer)
+{
+	struct sis_tunables t;
+
+	tun_snapshot(&t);
+	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
+	vtime_sample();
+	wakeq_sample(&t);
+	bpf_timer_start(timer, tun_timer_period_ns(&t), 0);
+	return 0;
+}
+
+/* From ops.init: the first period starts now. */
+static __always_inline s32 sched_timer_init(void)
+{
+	u32 zero = 0;
+	struct sis_timer *st = bpf_map_lookup_elem(&sched_timer, &zero);
+	struct sis_tunables t;
+	s32 err;
+
+	if (!st)
+		return -ENOENT;
+	tun_snapshot(&t);
+	/* nr_scan starts at 0 (scan nothing): compute it now, not one period late. */
+	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
+	err = bpf_timer_init(&st->timer, &sched_timer, CLOCK_MONOTONIC);
+	if (err)
+		return err;
+	err = bpf_timer_set_callback(&st->timer, sched_timerfn);
+	if (err)
+		return err;
+	return bpf_timer_start(&st->timer, tun_timer_period_ns(&t), 0);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
@@ -437,9 +525,9 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 		scx_bpf_error("failed to build topology masks: %d", err);
 		return err;
 	}
-	err = sis_util_init();
+	err = sched_timer_init();
 	if (err) {
-		scx_bpf_error("failed to start the SIS_UTIL timer: %d", err);
+		scx_bpf_error("failed to start the timer: %d", err);
 		return err;
 	}
 	return 0;

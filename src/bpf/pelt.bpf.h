@@ -13,15 +13,11 @@
 #define __SIS_PELT_BPF_H
 
 #include <scx/common.bpf.h>
+#include "intf.h"
+#include "types.bpf.h"
 
 #define SIS_PELT_PERIOD_SHIFT 20
 #define SIS_PELT_HALFLIFE 32
-
-struct sis_pelt {
-	u64 last_ns;
-	u32 avg;      /* utilization as of the last finished period */
-	u32 cur_busy; /* busy ns accumulated in the current period */
-};
 
 /* y^n * 2^32 for y = 0.5^(1/32), n = 0..31 */
 static const u32 sis_pelt_y_inv[SIS_PELT_HALFLIFE] = {

@@ -10,11 +10,12 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "balance.bpf.h"
+#include "pelt.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
-#include "tunables.bpf.h"
+#include "types.bpf.h"
 
 /* Policies of the higher sched classes (uapi sched.h; vmlinux.h has no macros). */
 enum {
@@ -29,11 +30,13 @@ struct placement {
 	bool idle; /* @cpu was idle and is now claimed for the task */
 };
 
+/* @p may run on @cpu; a negative @cpu (no CPU) never matches. */
 static __always_inline bool task_allows(struct task_struct *p, s32 cpu)
 {
 	return cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 
+/* Record a decision; true, so that a stage can end with "return place(...)". */
 static __always_inline bool place(struct placement *pl, s32 cpu, enum sis_path path, bool idle)
 {
 	pl->cpu = cpu;
@@ -199,6 +202,7 @@ static __always_inline void place_off_held(struct task_struct *p, s32 prev, u64 
 	place(pl, prev, SIS_PATH_FALLBACK, false);
 }
 
+/* select_cpu's stages in order: the first that decides writes @pl. */
 static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_flags, u64 now,
 				     const struct sis_tunables *t, struct sis_llc_stats *s,
 				     struct placement *pl)

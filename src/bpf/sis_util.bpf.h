@@ -2,10 +2,11 @@
 /*
  * SIS_UTIL: how many CPUs of an LLC a wakeup may scan for an idle one.
  *
- * A BPF timer sums each LLC's CPU utilization every period, as the kernel
- * does at periodic load balance, and turns it into nr_scan through a table
- * the daemon computed before load (one row per curve and LLC). Keeping the
- * curve arithmetic in Rust gives it one home, and unit tests.
+ * Every period the scheduler's timer (main.bpf.c) sums each LLC's CPU
+ * utilization, as the kernel does at periodic load balance, and turns it into
+ * nr_scan through a table the daemon computed before load (one row per curve
+ * and LLC). Keeping the curve arithmetic in Rust gives it one home, and unit
+ * tests.
  */
 #ifndef __SIS_UTIL_BPF_H
 #define __SIS_UTIL_BPF_H
@@ -14,26 +15,13 @@
 #include "intf.h"
 #include "pelt.bpf.h"
 #include "topo.bpf.h"
-#include "tunables.bpf.h"
-#include "vtime.bpf.h"
-#include "wakeq.bpf.h"
+#include "types.bpf.h"
 
 const volatile u16 nr_scan_table[SIS_NR_CURVES][SIS_MAX_LLCS][SIS_UTIL_STEPS + 1];
 
 /* Written by the timer, read by wakeups and by the daemon. */
 u32 llc_util[SIS_MAX_LLCS];    /* summed utilization, SIS_CAPACITY per busy CPU */
 u32 llc_nr_scan[SIS_MAX_LLCS]; /* CPUs a wakeup may scan */
-
-struct sis_timer {
-	struct bpf_timer timer;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct sis_timer);
-} sis_util_timer SEC(".maps");
 
 /*
  * Global functions (not hidden: libbpf turns hidden ones static) are verified
@@ -63,6 +51,7 @@ __noinline u32 nr_scan_for(u32 curve, u32 llc, u64 sum_util)
 	return nr_scan_table[curve][llc][step];
 }
 
+/* Timer (and once at init): each LLC's summed utilization and its nr_scan under @curve. */
 __noinline int sis_util_update(u64 now, u32 curve)
 {
 	u32 llc, i;
@@ -83,46 +72,6 @@ __noinline int sis_util_update(u64 now, u32 curve)
 		}
 	}
 	return 0;
-}
-
-static __always_inline u64 sis_util_period_ns(const struct sis_tunables *t)
-{
-	u64 us = t->sis_util_period_us;
-
-	return (us ? us : 4000) * 1000;
-}
-
-/* The scheduler's periodic work: utilization and nr_scan, busy CPUs' clocks, shard books. */
-static int sis_util_timerfn(void *map, int *key, struct bpf_timer *timer)
-{
-	struct sis_tunables t;
-
-	tun_snapshot(&t);
-	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
-	vtime_sample();
-	wakeq_sample(&t);
-	bpf_timer_start(timer, sis_util_period_ns(&t), 0);
-	return 0;
-}
-
-static __always_inline s32 sis_util_init(void)
-{
-	u32 zero = 0;
-	struct sis_timer *st = bpf_map_lookup_elem(&sis_util_timer, &zero);
-	struct sis_tunables t;
-	s32 err;
-
-	if (!st)
-		return -ENOENT;
-	tun_snapshot(&t);
-	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
-	err = bpf_timer_init(&st->timer, &sis_util_timer, CLOCK_MONOTONIC);
-	if (err)
-		return err;
-	err = bpf_timer_set_callback(&st->timer, sis_util_timerfn);
-	if (err)
-		return err;
-	return bpf_timer_start(&st->timer, sis_util_period_ns(&t), 0);
 }
 
 #endif /* __SIS_UTIL_BPF_H */

@@ -32,24 +32,27 @@ static __always_inline struct sis_llc_stats *my_stats(void)
 	return stats_of_llc(llc_of(bpf_get_smp_processor_id()));
 }
 
+/* A NULL @s (failed lookup) counts nothing; the bound test is for the verifier when @c varies. */
 static __always_inline void stat_add(struct sis_llc_stats *s, enum sis_counter c, u64 v)
 {
 	if (s && c < SIS_NR_COUNTERS)
 		s->counters[c] += v;
 }
 
+/* One event, under the LLC of the CPU this runs on. */
 static __always_inline void stat_inc(enum sis_counter c)
 {
 	stat_add(my_stats(), c, 1);
 }
 
+/* One wakeup, under the stage (path) that placed it. */
 static __always_inline void stat_path(struct sis_llc_stats *s, enum sis_path path)
 {
 	if (s && path < SIS_NR_PATHS)
 		s->paths[path]++;
 }
 
-/* log2 bucket of @ns, for the cost and wait histograms. */
+/* log2 bucket of @ns; the last bucket also takes everything longer. */
 static __always_inline u32 log2_bucket(u64 ns)
 {
 	u32 bucket = ns ? 63 - __builtin_clzll(ns) : 0;
@@ -57,12 +60,22 @@ static __always_inline u32 log2_bucket(u64 ns)
 	return bucket < SIS_COST_BUCKETS ? bucket : SIS_COST_BUCKETS - 1;
 }
 
+/*
+ * One duration: its log2 bucket in @hist, its ns in @total. The daemon takes
+ * the average from the total and the p99 from the buckets.
+ */
+static __always_inline void stat_duration(u64 *hist, u64 *total, u64 ns)
+{
+	hist[log2_bucket(ns)]++;
+	*total += ns;
+}
+
+/* select_cpu's own cost, in ns. */
 static __always_inline void stat_cost(struct sis_llc_stats *s, u64 ns)
 {
 	if (!s)
 		return;
-	s->cost_hist[log2_bucket(ns)]++;
-	s->counters[SIS_CNT_COST_NS] += ns;
+	stat_duration(s->cost_hist, &s->counters[SIS_CNT_COST_NS], ns);
 }
 
 #endif /* __SIS_STATS_BPF_H */

@@ -1,19 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Per-task state: utilization, last CPU (for migrations) and run start. */
+/* Per-task state (struct sis_task_ctx, types.bpf.h), kept in task storage. */
 #ifndef __SIS_TASK_BPF_H
 #define __SIS_TASK_BPF_H
 
 #include <scx/common.bpf.h>
-#include "pelt.bpf.h"
-
-struct sis_task_ctx {
-	struct sis_pelt util;
-	u64 running_at;
-	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
-	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
-	s32 last_cpu;
-	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
-};
+#include "types.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -22,6 +13,7 @@ struct {
 	__type(value, struct sis_task_ctx);
 } task_ctxs SEC(".maps");
 
+/* @p's context, or NULL if it has none: every caller copes with NULL. */
 static __always_inline struct sis_task_ctx *task_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);

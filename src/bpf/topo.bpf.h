@@ -9,7 +9,7 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "pelt.bpf.h"
+#include "types.bpf.h"
 
 const volatile u32 nr_cpus = 1; /* nr_cpu_ids: CPU ids are below this */
 const volatile u32 nr_llcs = 1;
@@ -20,28 +20,7 @@ const volatile u32 cpu_llc_pos[SIS_MAX_CPUS];
 const volatile u32 llc_nr_cpus[SIS_MAX_LLCS];
 const volatile u16 llc_cpus[SIS_MAX_LLCS][SIS_MAX_LLC_CPUS];
 
-struct sis_cpu_ctx {
-	struct sis_pelt util;
-	/*
-	 * The largest vtime this CPU has picked. The DSQ hands out its smallest
-	 * vtime first, so this follows the queue's minimum (CFS's min_vruntime):
-	 * a low-weight task's fast-moving vtime does not drag everyone forward.
-	 */
-	u64 vtime_now;
-	/* The running task's vtime and weight when it started, and when. */
-	u64 curr_vtime;
-	u64 curr_at;
-	u32 curr_weight;
-	u32 running;	       /* an ext task is on this CPU right now */
-	u64 stopped_at;	       /* when the last task stopped: a long gap means it idled */
-	u64 remote_balance_at; /* last look at other LLCs for a lagging task */
-	u64 released_at;
-	u32 released;	   /* a higher sched class holds it (cpu_release .. cpu_acquire) */
-	u32 released_stop; /* ... and it was the migration stopper that took it */
-	/* Scratch mask for "LLC and the task's affinity" while placing. */
-	struct bpf_cpumask __kptr *scratch;
-};
-
+/* Per-CPU state (struct sis_cpu_ctx), indexed by CPU id. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SIS_MAX_CPUS);
@@ -49,10 +28,7 @@ struct {
 	__type(value, struct sis_cpu_ctx);
 } cpu_ctxs SEC(".maps");
 
-struct sis_llc_ctx {
-	struct bpf_cpumask __kptr *cpus;
-};
-
+/* Per-LLC cpumasks, built by topo_init(). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SIS_MAX_LLCS);
@@ -60,6 +36,7 @@ struct {
 	__type(value, struct sis_llc_ctx);
 } llc_ctxs SEC(".maps");
 
+/* @cpu's context; NULL only for an id beyond SIS_MAX_CPUS. */
 static __always_inline struct sis_cpu_ctx *cpu_ctx(s32 cpu)
 {
 	u32 key = cpu;
@@ -77,6 +54,7 @@ static __always_inline u32 llc_of(s32 cpu)
 	return cpu_llc[(u32)cpu & (SIS_MAX_CPUS - 1)];
 }
 
+/* CPUs in @llc: the length of its row in llc_cpus. */
 static __always_inline u32 llc_size(u32 llc)
 {
 	return llc_nr_cpus[llc & (SIS_MAX_LLCS - 1)];
@@ -88,11 +66,13 @@ static __always_inline s32 llc_cpu_at(u32 llc, u32 idx)
 	return llc_cpus[llc & (SIS_MAX_LLCS - 1)][idx & (SIS_MAX_LLC_CPUS - 1)];
 }
 
+/* @cpu's index in its LLC's row: scans and steals start after it, so CPUs spread out. */
 static __always_inline u32 llc_pos_of(s32 cpu)
 {
 	return cpu_llc_pos[(u32)cpu & (SIS_MAX_CPUS - 1)];
 }
 
+/* @llc's CPUs as a cpumask, for the idle-pick kfuncs; NULL if topo_init() built none. */
 static __always_inline const struct cpumask *llc_mask(u32 llc)
 {
 	struct sis_llc_ctx *lctx = bpf_map_lookup_elem(&llc_ctxs, &llc);

@@ -16,6 +16,7 @@
 
 enum {
 	SIS_DFL_SLICE_NS = 3000000,
+	SIS_DFL_SIS_UTIL_PERIOD_US = 4000,
 	SIS_DFL_BALANCE_LAG_US = 12000,
 };
 
@@ -29,7 +30,7 @@ struct {
 /* Used only if the map lookup ever fails: everything off, 3 ms slices. */
 static const struct sis_tunables sis_fallback_tunables = {
 	.slice_ns = SIS_DFL_SLICE_NS,
-	.sis_util_period_us = 4000,
+	.sis_util_period_us = SIS_DFL_SIS_UTIL_PERIOD_US,
 	.balance_lag_us = SIS_DFL_BALANCE_LAG_US,
 };
 
@@ -42,14 +43,24 @@ static __always_inline void tun_snapshot(struct sis_tunables *t)
 	__builtin_memcpy(t, live ? live : &sis_fallback_tunables, sizeof(*t));
 }
 
+/* 0 (a value nobody wrote) means the default, never a zero-length slice. */
 static __always_inline u64 tun_slice_ns(const struct sis_tunables *t)
 {
 	return t->slice_ns ? t->slice_ns : SIS_DFL_SLICE_NS;
 }
 
+/* In ns; 0 means the default, as for the slice. */
 static __always_inline u64 tun_balance_lag_ns(const struct sis_tunables *t)
 {
 	return (u64)(t->balance_lag_us ? t->balance_lag_us : SIS_DFL_BALANCE_LAG_US) * 1000;
+}
+
+/* The scheduler timer's period: the SIS_UTIL period, which the other periodic work shares. */
+static __always_inline u64 tun_timer_period_ns(const struct sis_tunables *t)
+{
+	u64 us = t->sis_util_period_us;
+
+	return (us ? us : SIS_DFL_SIS_UTIL_PERIOD_US) * 1000;
 }
 
 #endif /* __SIS_TUNABLES_BPF_H */

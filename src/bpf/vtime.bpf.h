@@ -22,6 +22,7 @@
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
+#include "types.bpf.h"
 
 enum {
 	/* Most slices of vtime a task may lead its CPU's clock by (see task_vtime()). */
@@ -35,6 +36,7 @@ enum {
 /* Average clock of the busy CPUs, sampled by the timer; 0 until one was busy. */
 u64 vclock;
 
+/* @cpu's vtime clock; 0 without a context. */
 static __always_inline u64 cpu_vtime_now(s32 cpu)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
@@ -46,6 +48,12 @@ static __always_inline u64 cpu_vtime_now(s32 cpu)
 static __always_inline u64 vtime_charge(u64 ns, u32 weight)
 {
 	return weight ? ns * 100 / weight : ns;
+}
+
+/* @vtime after a run at @weight from @since to @now: the one place run time becomes vtime. */
+static __always_inline u64 vtime_after_run(u64 vtime, u32 weight, u64 since, u64 now)
+{
+	return now > since ? vtime + vtime_charge(now - since, weight) : vtime;
 }
 
 /*
@@ -87,17 +95,15 @@ static __always_inline u64 vtime_charged(struct task_struct *p)
 	struct sis_task_ctx *tctx = task_ctx(p);
 	u64 now = bpf_ktime_get_ns();
 
-	if (!tctx || now <= tctx->running_at)
+	if (!tctx)
 		return p->scx.dsq_vtime;
-	return p->scx.dsq_vtime + vtime_charge(now - tctx->running_at, p->scx.weight);
+	return vtime_after_run(p->scx.dsq_vtime, p->scx.weight, tctx->running_at, now);
 }
 
 /* The vtime @cctx's running task has reached by @now. */
 static __always_inline u64 curr_vtime_at(const struct sis_cpu_ctx *cctx, u64 now)
 {
-	u64 ran = now > cctx->curr_at ? now - cctx->curr_at : 0;
-
-	return cctx->curr_vtime + vtime_charge(ran, cctx->curr_weight);
+	return vtime_after_run(cctx->curr_vtime, cctx->curr_weight, cctx->curr_at, now);
 }
 
 /* The debt a runnable task may carry (see task_vtime()), also the most a CPU's clock trails vclock.

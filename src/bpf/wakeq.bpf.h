@@ -3,9 +3,10 @@
  * Shared wakequeue (Vernet's swqueue / SHARED_RUNQ), sharded. A waking task
  * that found no idle CPU waits in a queue shared by its LLC, so whichever CPU
  * of the LLC frees up first runs it. One queue per LLC serialised every
- * wakeup of the LLC on one lock (seed 004: p99 70 -> 108 us, throughput
- * halved), so each LLC has several shard DSQs: a CPU queues into and serves
- * its own shard first, then the others.
+ * wakeup of the LLC on one lock (on 26 cores / 52 threads schbench's p99
+ * went from 70 to 108 us and its throughput halved), so each LLC has several
+ * shard DSQs: a CPU queues into and serves its own shard first, then the
+ * others.
  */
 #ifndef __SIS_WAKEQ_BPF_H
 #define __SIS_WAKEQ_BPF_H
@@ -16,6 +17,7 @@
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
+#include "types.bpf.h"
 
 /* Shards per LLC when the tunable says 0 (computed by the daemon). */
 const volatile u32 llc_auto_shards[SIS_MAX_LLCS];
@@ -29,7 +31,7 @@ const volatile u32 llc_auto_shards[SIS_MAX_LLCS];
 u64 shard_enqueued[SIS_NR_SLOTS]; /* tasks queued */
 u64 shard_ran[SIS_NR_SLOTS];	  /* queued tasks that then ran */
 u64 shard_left[SIS_NR_SLOTS];	  /* queued tasks that left otherwise (requeue, exit) */
-u32 shard_depth[SIS_NR_SLOTS];	  /* sampled by the SIS_UTIL timer */
+u32 shard_depth[SIS_NR_SLOTS];	  /* sampled by the timer */
 u32 shard_max_depth[SIS_NR_SLOTS];
 u32 llc_shards[SIS_MAX_LLCS]; /* shards in use, sampled by the timer */
 /*
@@ -39,11 +41,13 @@ u32 llc_shards[SIS_MAX_LLCS]; /* shards in use, sampled by the timer */
  */
 u32 llc_orphaned[SIS_MAX_LLCS];
 
+/* Shard @slot's DSQ id: above every CPU id, so it never meets a CPU's DSQ. */
 static __always_inline u64 shard_dsq(u32 slot)
 {
 	return SIS_DSQ_SHARD_BASE + slot;
 }
 
+/* Shards in use in @llc: the tunable, else the daemon's choice for its size; 1 to its CPUs. */
 static __always_inline u32 nr_shards(u32 llc, const struct sis_tunables *t)
 {
 	u32 n = t->wakeq_shards, size = llc_size(llc);
@@ -65,6 +69,7 @@ static __always_inline u32 own_slot(s32 cpu, const struct sis_tunables *t)
 	return llc * SIS_MAX_SHARDS + llc_pos_of(cpu) % nr_shards(llc, t);
 }
 
+/* Atomic: every CPU of the LLC writes these books. The mask is for the verifier. */
 static __always_inline void slot_add(u64 *counters, s32 slot)
 {
 	if (slot >= 0)
@@ -173,9 +178,8 @@ static __always_inline void wakeq_running(struct sis_task_ctx *tctx, u64 now)
 	s = my_stats();
 	if (!s)
 		return;
-	s->wakeq_wait_hist[log2_bucket(wait)]++;
 	s->counters[SIS_CNT_WAKEQ_WAITS]++;
-	s->counters[SIS_CNT_WAKEQ_WAIT_NS] += wait;
+	stat_duration(s->wakeq_wait_hist, &s->counters[SIS_CNT_WAKEQ_WAIT_NS], wait);
 }
 
 /* Timer: sample every shard's depth for the daemon, and find orphaned slots. */
@@ -204,6 +208,7 @@ __noinline int wakeq_sample(const struct sis_tunables *t)
 	return 0;
 }
 
+/* Every slot, not just those in use: the count changes live, and DSQs are made only in ops.init. */
 static __always_inline s32 wakeq_init(void)
 {
 	u32 llc, i;

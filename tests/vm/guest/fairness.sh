@@ -8,7 +8,9 @@
 #                     loop's ticks over the nice-5 loop's within SIS_FAIR_NICE_TOL% of
 #                     weight(0)/weight(5) (the kernel's sched_prio_to_weight[]: 1024/335)
 #   rt_hog            unpinned wakeup-heavy work (hackbench) beside a SCHED_FIFO busy loop pinned
-#                     to CPU 1 takes at most SIS_FAIR_RT_MAX x its time without the hog, and no
+#                     to CPU 1 takes at most SIS_FAIR_RT_MAX x its time without the hog (or, when
+#                     the hog costs EEVDF more than that in the same boot, at most SIS_FAIR_RT_REL x
+#                     EEVDF's slowdown: see below), and no
 #                     wakeup is placed on the CPU the hog holds (held_wakeups 0, summed over LLCs
 #                     from `monitor --json` over the hog's run); held_avoided and rescues reported
 #   attribution       a waker pinned to CPU 0 (LLC 0) ping-pongs through two FIFOs with a wakee
@@ -19,12 +21,22 @@
 #
 # Under TCG (thread=single) a busy vCPU takes host time from the others, so wakeup ping-pong
 # between two vCPUs (perf bench sched pipe) is ~20x slower beside any hog, EEVDF included:
-# rt_hog uses hackbench, which keeps most vCPUs busy (EEVDF: 0.97x with the hog).
+# rt_hog uses hackbench, which keeps most vCPUs busy. Even so the hog's vCPU takes its turn on the
+# one host thread, so what the hog costs depends on how many vCPUs are busy and on the host: EEVDF
+# measured 0.97x on a quiet host and 1.57x in a CI run. The slowdown is therefore held against
+# EEVDF's in the same boot whenever EEVDF itself misses SIS_FAIR_RT_MAX.
+# The hog is kept well under the sched_ext watchdog's 30 s: no run of the work starts after
+# SIS_FAIR_RT_HOG_SECS of it. Before the ext deadline server (7.0) the kernel gives sched_ext no time
+# on a CPU an RT task holds, so a task pinned there (a per-CPU kworker) cannot run, and after 30 s
+# the watchdog ejects any sched_ext scheduler: a pinned sleeper under a 40 s hog on 6.12 ejected
+# scx_sis ("sleep failed to run for 38 s"), and did so just as well with such tasks sent to the
+# CPU's local DSQ, which the CPU serves first when it comes back.
 #
 # Env knobs: SIS_FAIR_SECS (each tick window, default 12), SIS_FAIR_SETTLE (seconds before a
 # window, default 2), SIS_FAIR_MIN (default 0.9), SIS_FAIR_NICE_TOL (percent, default 25),
-# SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (best of, default 2),
-# SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_ATTR_SECS (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
+# SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (best of, default 3;
+# with the hog, no run starts after SIS_FAIR_RT_HOG_SECS, default 12),
+# SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_RT_REL (default 1.15), SIS_FAIR_ATTR_SECS (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
 # SIS_FAIR_CASES (default "n1_2 n1_8 nice rt attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
 . /tests/lib.sh
 
@@ -33,8 +45,10 @@ SETTLE=${SIS_FAIR_SETTLE:-2}
 MIN=${SIS_FAIR_MIN:-0.9}
 NICE_TOL=${SIS_FAIR_NICE_TOL:-25}
 RT_WORK=${SIS_FAIR_RT_WORK:-hackbench -p -g 2 -l 100}
-RT_REPS=${SIS_FAIR_RT_REPS:-2}
+RT_REPS=${SIS_FAIR_RT_REPS:-3}
 RT_MAX=${SIS_FAIR_RT_MAX:-1.3}
+RT_REL=${SIS_FAIR_RT_REL:-1.15}
+RT_HOG_SECS=${SIS_FAIR_RT_HOG_SECS:-12}
 RT_CPU=1
 ATTR_SECS=${SIS_FAIR_ATTR_SECS:-3}
 ATTR_MIN=${SIS_FAIR_ATTR_MIN:-0.8}
@@ -143,6 +157,8 @@ rt_time() {
   RT_RC=0
   _i=0
   while [ $_i -lt "$RT_REPS" ]; do
+    # No new run once the deadline passed (RT_DEADLINE_CS, when set); the first always runs.
+    [ $_i -gt 0 ] && [ -n "${RT_DEADLINE_CS:-}" ] && [ "$(now_cs)" -ge "$RT_DEADLINE_CS" ] && break
     _t0=$(now_cs)
     # shellcheck disable=SC2086  # word splitting intended
     CAP_OUT=/tmp/rt_work.out CAP_ERR=/tmp/rt_work.err run_capped 180 $RT_WORK
@@ -168,7 +184,9 @@ case_rt() {
   # shellcheck disable=SC2086  # word splitting intended
   set -- $REL_STAT
   _hogd="hog pid $_hog policy=${39} cpu=${37}"
+  RT_DEADLINE_CS=$(($(now_cs) + RT_HOG_SECS * 100))
   rt_time
+  RT_DEADLINE_CS=
   kill -KILL "$_hog" 2>/dev/null
   wait "$_hog" 2>/dev/null
   if [ "$_who" = scx ]; then
@@ -284,18 +302,20 @@ if want_case rt; then
   case_rt scx
   _sx=$(awk -v a="$scx_rt1" -v b="$scx_rt0" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 99) }')
   _ex=$(awk -v a="$eevdf_rt1" -v b="$eevdf_rt0" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 99) }')
+  # The bound: RT_MAX, or RT_REL x EEVDF's slowdown when the emulator made EEVDF miss RT_MAX too.
+  _lim=$(awk -v m="$RT_MAX" -v r="$RT_REL" -v e="$_ex" 'BEGIN { l = r * e; printf "%.2f", (l > m ? l : m) }')
   _held=
   if [ -n "$MON_WIN_JSON" ] && echo "$MON_WIN_JSON" | json_has held_wakeups; then
     _held=$(echo "$MON_WIN_JSON" | json_sum held_wakeups)
   fi
   _av=$(echo "$MON_WIN_JSON" | json_has held_avoided && echo "$MON_WIN_JSON" | json_sum held_avoided)
   _rs=$(echo "$MON_WIN_JSON" | json_sum rescues)
-  _d="$RT_WORK best of $RT_REPS: scx_sis $(fmt_cs "$scx_rt0")s alone [$scx_rt0_all] -> $(fmt_cs "$scx_rt1")s with the hog [$scx_rt1_all] = ${_sx}x (want <= ${RT_MAX}x), held_wakeups=${_held:-missing} (want 0) held_avoided=${_av:-missing} rescues=$_rs | EEVDF $(fmt_cs "$eevdf_rt0")s [$eevdf_rt0_all] -> $(fmt_cs "$eevdf_rt1")s [$eevdf_rt1_all] = ${_ex}x | $scx_rt_hog; rc $scx_rt0_rc/$scx_rt1_rc; monitor rc=$MON_WIN_RC"
+  _d="$RT_WORK best of $RT_REPS: scx_sis $(fmt_cs "$scx_rt0")s alone [$scx_rt0_all] -> $(fmt_cs "$scx_rt1")s with the hog [$scx_rt1_all] = ${_sx}x (want <= ${_lim}x: ${RT_MAX}x, or ${RT_REL} x EEVDF's if more), held_wakeups=${_held:-missing} (want 0) held_avoided=${_av:-missing} rescues=$_rs | EEVDF $(fmt_cs "$eevdf_rt0")s [$eevdf_rt0_all] -> $(fmt_cs "$eevdf_rt1")s [$eevdf_rt1_all] = ${_ex}x | $scx_rt_hog; rc $scx_rt0_rc/$scx_rt1_rc; monitor rc=$MON_WIN_RC"
   if [ -z "$MON_WIN_JSON" ]; then
     fail rt_hog "no monitor --json object over the hog's run: $(head -c 200 /tmp/fair_mon) | $_d"
   elif [ -z "$_held" ]; then
     fail rt_hog "monitor --json has no held_wakeups field (this scx_sis predates the held-CPU counters) | $_d"
-  elif [ "$scx_rt0_rc" = 0 ] && [ "$scx_rt1_rc" = 0 ] && le "$_sx" "$RT_MAX" && [ "$_held" = 0 ]; then
+  elif [ "$scx_rt0_rc" = 0 ] && [ "$scx_rt1_rc" = 0 ] && le "$_sx" "$_lim" && [ "$_held" = 0 ]; then
     pass rt_hog "$_d"
   else
     fail rt_hog "$_d"

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BPF side's own state: what it keeps per task, per CPU and per LLC.
+ * Nothing here is seen by the daemon (what is lives in intf.h), so these
+ * structs may change without touching the Rust side. The maps that hold them
+ * and their accessors live with their concern: task.bpf.h (task storage),
+ * topo.bpf.h (CPU and LLC arrays).
+ */
+#ifndef __SIS_TYPES_BPF_H
+#define __SIS_TYPES_BPF_H
+
+#include <scx/common.bpf.h>
+
+/* A PELT-like utilization signal (pelt.bpf.h advances and reads it). */
+struct sis_pelt {
+	u64 last_ns;
+	u32 avg;      /* utilization as of the last finished period */
+	u32 cur_busy; /* busy ns accumulated in the current period */
+};
+
+/* Per task (task storage): utilization, last CPU (for migrations) and run start. */
+struct sis_task_ctx {
+	struct sis_pelt util;
+	u64 running_at;
+	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
+	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
+	s32 last_cpu;
+	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
+};
+
+/* Per CPU: utilization, vtime clock, the running task, and whether a higher class holds it. */
+struct sis_cpu_ctx {
+	struct sis_pelt util;
+	/*
+	 * The largest vtime this CPU has picked. The DSQ hands out its smallest
+	 * vtime first, so this follows the queue's minimum (CFS's min_vruntime):
+	 * a low-weight task's fast-moving vtime does not drag everyone forward.
+	 */
+	u64 vtime_now;
+	/* The running task's vtime and weight when it started, and when. */
+	u64 curr_vtime;
+	u64 curr_at;
+	u32 curr_weight;
+	u32 running;	       /* an ext task is on this CPU right now */
+	u64 stopped_at;	       /* when the last task stopped: a long gap means it idled */
+	u64 remote_balance_at; /* last look at other LLCs for a lagging task */
+	u64 released_at;
+	u32 released;	   /* a higher sched class holds it (cpu_release .. cpu_acquire) */
+	u32 released_stop; /* ... and it was the migration stopper that took it */
+	/* Scratch mask for "LLC and the task's affinity" while placing. */
+	struct bpf_cpumask __kptr *scratch;
+};
+
+/* Per LLC: its CPUs as a cpumask, for the idle-CPU kfuncs. */
+struct sis_llc_ctx {
+	struct bpf_cpumask __kptr *cpus;
+};
+
+#endif /* __SIS_TYPES_BPF_H */
