@@ -60,8 +60,9 @@ static __always_inline bool cpu_held(s32 cpu, u64 now)
 
 /*
  * @cpu is held and was already held at @since, when a decision began. A CPU
- * the higher class takes while the decision runs (RT throttling hands it back
- * and takes it again every period) is a race the decision could not see.
+ * the higher class takes while the decision runs (the ext server on 7.x hands
+ * it back and takes it again every period) is a race the decision could not
+ * see.
  */
 static __always_inline bool cpu_held_since(s32 cpu, u64 since)
 {
