@@ -18,6 +18,9 @@
 #                     select_cpu, so the wakeups counted are the wakee's, whose prev is in LLC 1:
 #                     LLC 1's share of `wakeups` must be >= SIS_FAIR_ATTR_MIN
 # then: scx_sis still enabled, dmesg clean, clean unload on SIGINT.
+# The guest measures and prints records (SIS-REC: kv fair_params, kv fair_CASE_WHO per case and
+# scheduler, mon fair_mon_CASE for scx_sis's monitor window); tests/vm/fairness.rs makes the five
+# checks above on them. The last three stay here.
 #
 # Under TCG (thread=single) a busy vCPU takes host time from the others, so wakeup ping-pong
 # between two vCPUs (perf bench sched pipe) is ~20x slower beside any hog, EEVDF included:
@@ -63,15 +66,13 @@ if [ ! -f "$SCX_DIR/state" ] || [ "$(rel_state)" != disabled ] || [ ! -x /bin/sc
   finish
 fi
 dmesg_lines0=$(dmesg | wc -l)
+rec kv fair_params "secs=$SECS min=$MIN nice_tol=$NICE_TOL rt_work=[$RT_WORK] rt_reps=$RT_REPS rt_max=$RT_MAX rt_rel=$RT_REL attr_secs=$ATTR_SECS attr_min=$ATTR_MIN n=$N"
 
 want_case() { case " $CASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# le A B: true if A <= B (decimals).
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-
 # loops_window SPEC...: one busy loop per SPEC ("CPULIST:NICE", CPULIST "-" for any CPU); after
-# SETTLE s, their ticks over SECS s; then they are killed. Sets LW_TICKS (one number per loop, in
-# SPEC order) and LW_WIN (the window in centiseconds).
+# SETTLE s, their ticks over SECS s; then they are killed. Sets LW_TICKS ("a=[A1 A2 ...] b=[B1 B2
+# ...]": each loop's ticks at the start and at the end, in SPEC order) and LW_WIN (centiseconds).
 loops_window() {
   _pids=
   for _s in "$@"; do
@@ -94,42 +95,25 @@ loops_window() {
   kill -KILL $_pids 2>/dev/null
   # shellcheck disable=SC2086
   wait $_pids 2>/dev/null
-  LW_TICKS=$(ticks_delta "$_a" "$_b")
+  LW_TICKS="a=[$_a] b=[$_b]"
 }
 
-# share_text TICKS: "ticks=[TICKS] min/max=R".
-share_text() {
-  # shellcheck disable=SC2046  # word splitting intended
-  set -- "$1" $(minmax_share "$1")
-  echo "ticks=[$1] min/max=$4"
-}
-
-# scx_counters: what the scheduler did over the last monitor window, the counters that exist.
-scx_counters() {
-  _o=
-  for _k in migrations dispatch_llc_steal dispatch_remote_steal pulls pulls_remote tick_kicks \
-    rescues held_wakeups held_avoided wakeup_preempts wakeup_kicks; do
-    echo "$MON_WIN_JSON" | json_has "$_k" && _o="$_o $_k=$(echo "$MON_WIN_JSON" | json_sum "$_k")"
-  done
-  echo "monitor rc=$MON_WIN_RC:${_o:- no object}"
-}
-
-# with_mon WHO CMD...: CMD, inside a monitor window when WHO is scx (MON_WIN_JSON after).
+# with_mon WHO CASE CMD...: CMD, inside a monitor window (record mon fair_mon_CASE) when WHO is scx.
 with_mon() {
-  _who=$1
-  shift
+  _who=$1 _case=$2
+  shift 2
   [ "$_who" = scx ] && mon_window_start /tmp/fair_mon
   "$@"
-  [ "$_who" = scx ] && mon_window_stop
+  [ "$_who" = scx ] && mon_window_stop "fair_mon_$_case"
   return 0
 }
 
 # --------------------------------------------------------------------------- the cases
-# Each case_* WHO measures (WHO: eevdf or scx) and stores its figures in WHO_* variables.
+# Each case_* WHO measures (WHO: eevdf or scx) and prints its figures as record kv fair_CASE_WHO.
 
 case_n1_2() {
-  with_mon "$1" loops_window 0,1:0 0,1:0 0,1:0
-  eval "${1}_n1_2=\$LW_TICKS ${1}_n1_2_win=\$LW_WIN"
+  with_mon "$1" n1_2 loops_window 0,1:0 0,1:0 0,1:0
+  rec kv "fair_n1_2_$1" "win=$LW_WIN $LW_TICKS"
 }
 
 case_n1_8() {
@@ -140,13 +124,13 @@ case_n1_8() {
     _i=$((_i + 1))
   done
   # shellcheck disable=SC2086
-  with_mon "$1" loops_window $_specs
-  eval "${1}_n1_8=\$LW_TICKS ${1}_n1_8_win=\$LW_WIN"
+  with_mon "$1" n1_8 loops_window $_specs
+  rec kv "fair_n1_8_$1" "win=$LW_WIN $LW_TICKS"
 }
 
 case_nice() {
-  with_mon "$1" loops_window 0,1:0 0,1:5 0,1:0
-  eval "${1}_nice=\$LW_TICKS"
+  with_mon "$1" nice loops_window 0,1:0 0,1:5 0,1:0
+  rec kv "fair_nice_$1" "win=$LW_WIN $LW_TICKS"
 }
 
 # rt_time: RT_REPS runs of RT_WORK. Sets RT_BEST (the lowest wall time, cs), RT_TIMES (all, s),
@@ -175,7 +159,7 @@ rt_time() {
 case_rt() {
   _who=$1
   rt_time
-  eval "${_who}_rt0=\$RT_BEST ${_who}_rt0_all=\"\$RT_TIMES\" ${_who}_rt0_rc=\$RT_RC"
+  _rt0="rt0=$RT_BEST rt0_all=[$RT_TIMES] rt0_rc=$RT_RC"
   [ "$_who" = scx ] && mon_window_start /tmp/fair_mon
   chrt -f 50 taskset -c $RT_CPU sh -c 'while :; do :; done' &
   _hog=$!
@@ -191,13 +175,13 @@ case_rt() {
   wait "$_hog" 2>/dev/null
   if [ "$_who" = scx ]; then
     sleep 0.5
-    mon_window_stop
+    mon_window_stop fair_mon_rt
   fi
-  eval "${_who}_rt1=\$RT_BEST ${_who}_rt1_all=\"\$RT_TIMES\" ${_who}_rt1_rc=\$RT_RC ${_who}_rt_hog=\"\$_hogd\""
+  rec kv "fair_rt_$_who" "$_rt0 rt1=$RT_BEST rt1_all=[$RT_TIMES] rt1_rc=$RT_RC hog=[$_hogd]"
 }
 
-# case_attr WHO: the FIFO ping-pong for ATTR_SECS; WHO_attr_rt = round trips (by hundreds),
-# WHO_attr_cpu = the CPU the wakee last ran on.
+# case_attr WHO: the FIFO ping-pong for ATTR_SECS; rt = round trips (by hundreds), cpu = the CPU
+# the wakee last ran on.
 case_attr() {
   rm -f /tmp/fair_fa /tmp/fair_fb /tmp/fair_attr_n
   mkfifo /tmp/fair_fa /tmp/fair_fb
@@ -211,7 +195,9 @@ case_attr() {
   _waker=$!
   if [ "$1" = scx ] && [ -n "$KPROBE" ]; then
     perf stat -x, -a -e "kprobes:$KPROBE" -o /tmp/fair_perf -- sleep "$ATTR_SECS" >/dev/null 2>&1
-    ATTR_KPROBE=$(awk -F, '$3 ~ /kprobes:/ { print $1 }' /tmp/fair_perf)
+    while IFS=, read -r _pv _ _pe _; do
+      case $_pe in kprobes:*) ATTR_KPROBE=$_pv ;; esac
+    done </tmp/fair_perf
   else
     sleep "$ATTR_SECS"
   fi
@@ -219,10 +205,10 @@ case_attr() {
   _wcpu=$REL_CPU
   kill -KILL "$_waker" "$_wakee" 2>/dev/null
   wait "$_waker" "$_wakee" 2>/dev/null
-  [ "$1" = scx ] && mon_window_stop
+  [ "$1" = scx ] && mon_window_stop fair_mon_attr
   _n=0
   read -r _n 2>/dev/null </tmp/fair_attr_n
-  eval "${1}_attr_rt=\${_n:-0} ${1}_attr_cpu=\$_wcpu"
+  rec kv "fair_attr_$1" "rt=${_n:-0} cpu=$_wcpu kprobe=${ATTR_KPROBE:-n/a}"
 }
 
 # --------------------------------------------------------------------------- EEVDF first
@@ -232,7 +218,6 @@ for c in n1_2 n1_8 nice rt attr; do
   "case_$c" eevdf
   info "EEVDF $c measured in $(fmt_cs $(($(now_cs) - _t0)))s"
 done
-info "EEVDF: n1_2=[${eevdf_n1_2:-}] n1_8=[${eevdf_n1_8:-}] nice=[${eevdf_nice:-}] rt=${eevdf_rt0:-}/${eevdf_rt1:-}cs attr=${eevdf_attr_rt:-}"
 
 # --------------------------------------------------------------------------- scx_sis
 # shellcheck disable=SC2086
@@ -254,90 +239,10 @@ if want_case attr && echo 'p:sis_fair_select select_task_rq_scx' >>"$KPROBE_EVEN
   KPROBE=sis_fair_select
 fi
 
-# n+1 on 2 CPUs and on all CPUs.
-for c in n1_2 n1_8; do
+for c in n1_2 n1_8 nice rt attr; do
   want_case $c || continue
   "case_$c" scx
-  eval "_e=\$eevdf_$c _s=\$scx_$c _ew=\$eevdf_${c}_win _sw=\$scx_${c}_win"
-  if [ $c = n1_2 ]; then
-    _name=n_plus_1_2cpu _what="3 loops under taskset -c 0,1"
-  else
-    _name=n_plus_1_8cpu _what="$((N + N / 2)) loops on $N CPUs"
-  fi
-  _sd=$(share_text "$_s")
-  _ed=$(share_text "$_e")
-  # shellcheck disable=SC2046
-  set -- $(minmax_share "$_s")
-  _ss=$3
-  _d="$_what, ${SECS}s: scx_sis $_sd (want >= $MIN, window ${_sw}cs) | EEVDF $_ed (window ${_ew}cs) | $(scx_counters)"
-  if le "$MIN" "$_ss"; then pass "$_name" "$_d"; else fail "$_name" "$_d"; fi
 done
-
-# nice 0 / nice 5 / nice 0 on 2 CPUs.
-if want_case nice; then
-  case_nice scx
-  W0=$(nice_weight 0)
-  W5=$(nice_weight 5)
-  # nice_ratios TICKS: "R1 R2 OK" (each nice-0 loop over the nice-5 loop; OK 1 if both within).
-  nice_ratios() {
-    awk -v t="$1" -v w0="$W0" -v w5="$W5" -v tol="$NICE_TOL" 'BEGIN { split(t, v, " "); want = w0 / w5
-      ok = 1
-      for (i = 1; i <= 3; i += 2) {
-        if (v[2] <= 0) { r = "inf"; ok = 0 } else {
-          r = v[i] / v[2]; d = (r - want) / want; if (d < 0) d = -d; if (d > tol / 100) ok = 0
-          r = sprintf("%.2f", r) }
-        printf "%s ", r }
-      printf "%d %.2f\n", ok, want }'
-  }
-  set -- $(nice_ratios "$scx_nice")
-  _sr="$1/$2" _ok=$3 _want=$4
-  set -- $(nice_ratios "$eevdf_nice")
-  _er="$1/$2"
-  _d="nice 0/5/0 under taskset -c 0,1, ${SECS}s: scx_sis ticks=[$scx_nice] nice0/nice5=$_sr (want $_want = $W0/$W5 +-$NICE_TOL%) | EEVDF ticks=[$eevdf_nice] nice0/nice5=$_er | $(scx_counters)"
-  if [ "$_ok" = 1 ]; then pass nice_across_cpus "$_d"; else fail nice_across_cpus "$_d"; fi
-fi
-
-# A SCHED_FIFO hog on CPU 1.
-if want_case rt; then
-  case_rt scx
-  _sx=$(awk -v a="$scx_rt1" -v b="$scx_rt0" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 99) }')
-  _ex=$(awk -v a="$eevdf_rt1" -v b="$eevdf_rt0" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 99) }')
-  # The bound: RT_MAX, or RT_REL x EEVDF's slowdown when the emulator made EEVDF miss RT_MAX too.
-  _lim=$(awk -v m="$RT_MAX" -v r="$RT_REL" -v e="$_ex" 'BEGIN { l = r * e; printf "%.2f", (l > m ? l : m) }')
-  _held=
-  if [ -n "$MON_WIN_JSON" ] && echo "$MON_WIN_JSON" | json_has held_wakeups; then
-    _held=$(echo "$MON_WIN_JSON" | json_sum held_wakeups)
-  fi
-  _av=$(echo "$MON_WIN_JSON" | json_has held_avoided && echo "$MON_WIN_JSON" | json_sum held_avoided)
-  _rs=$(echo "$MON_WIN_JSON" | json_sum rescues)
-  _d="$RT_WORK best of $RT_REPS: scx_sis $(fmt_cs "$scx_rt0")s alone [$scx_rt0_all] -> $(fmt_cs "$scx_rt1")s with the hog [$scx_rt1_all] = ${_sx}x (want <= ${_lim}x: ${RT_MAX}x, or ${RT_REL} x EEVDF's if more), held_wakeups=${_held:-missing} (want 0) held_avoided=${_av:-missing} rescues=$_rs | EEVDF $(fmt_cs "$eevdf_rt0")s [$eevdf_rt0_all] -> $(fmt_cs "$eevdf_rt1")s [$eevdf_rt1_all] = ${_ex}x | $scx_rt_hog; rc $scx_rt0_rc/$scx_rt1_rc; monitor rc=$MON_WIN_RC"
-  if [ -z "$MON_WIN_JSON" ]; then
-    fail rt_hog "no monitor --json object over the hog's run: $(head -c 200 /tmp/fair_mon) | $_d"
-  elif [ -z "$_held" ]; then
-    fail rt_hog "monitor --json has no held_wakeups field (this scx_sis predates the held-CPU counters) | $_d"
-  elif [ "$scx_rt0_rc" = 0 ] && [ "$scx_rt1_rc" = 0 ] && le "$_sx" "$_lim" && [ "$_held" = 0 ]; then
-    pass rt_hog "$_d"
-  else
-    fail rt_hog "$_d"
-  fi
-fi
-
-# Wakeups counted under the LLC of the wakee's prev.
-if want_case attr; then
-  case_attr scx
-  _tot=$(echo "$MON_WIN_JSON" | json_sum wakeups)
-  _l0=$(echo "$MON_WIN_JSON" | json_llc 0 | json_sum wakeups)
-  _l1=$(echo "$MON_WIN_JSON" | json_llc 1 | json_sum wakeups)
-  _sh=$(awk -v a="$_l1" -v b="$_tot" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-  _d="waker on cpu0, wakee on cpus 4-$((N - 1)), ${ATTR_SECS}s: scx_sis wakeups llc0=$_l0 llc1=$_l1 total=$_tot llc1 share=$_sh (want >= $ATTR_MIN), round trips >= $scx_attr_rt, wakee last on cpu$scx_attr_cpu, kernel select_task_rq_scx calls in the ${ATTR_SECS}s (kprobe, every task)=${ATTR_KPROBE:-n/a} | EEVDF round trips >= $eevdf_attr_rt, wakee last on cpu$eevdf_attr_cpu | monitor rc=$MON_WIN_RC"
-  if [ -z "$MON_WIN_JSON" ]; then
-    fail attribution "no monitor --json object: $(head -c 200 /tmp/fair_mon) | $_d"
-  elif [ "$_tot" -gt 0 ] && le "$ATTR_MIN" "$_sh"; then
-    pass attribution "$_d"
-  else
-    fail attribution "$_d"
-  fi
-fi
 
 [ -n "$KPROBE" ] && echo "-:$KPROBE" >>"$KPROBE_EVENTS" 2>/dev/null
 

@@ -2,17 +2,22 @@
 # shellcheck disable=SC2034  # SCHED_* variables are read by the scripts that source this
 # Shared helpers for the guest test scripts (busybox sh). Source it: . /tests/lib.sh
 #
-# Output conventions (parsed by tests/vm.rs):
-#   SIS-TEST PASS <name> <details>     one line per check
-#   SIS-TEST FAIL <name> <details>
+# Output conventions (parsed by tests/vm/main.rs):
+#   SIS-TEST PASS <name> <details>     one line per check the guest makes itself (operational:
+#   SIS-TEST FAIL <name> <details>     started, unloaded, refused bad input)
+#   SIS-REC <kind> <name> <payload>    one line per record for the host to judge (tests/vm/records.rs):
+#                                      kind mon (a monitor --json object), kv (key=value words, a
+#                                      [..] value may hold spaces), json, text (a raw line)
 #   SIS-INFO <text>                    anything informative
-# finish() prints a summary, dumps the scheduler log and dmesg if a check failed, and exits 1 then.
+# finish() prints a summary, dumps the scheduler log and dmesg if a check failed or records were
+# printed (the host's verdicts may fail), and exits 1 if a check failed.
 #
 # Note: in a non-interactive shell, commands started with & ignore SIGINT (POSIX); scx_sis installs
 # its own handler, so stop_sched's SIGINT still reaches it. Kill helper processes with TERM/KILL.
 
 SIS_PASSES=0
 SIS_FAILS=0
+SIS_RECS=0
 SCHED_PID=
 SCHED_LOG=/tmp/sched.log
 SCX_DIR=/sys/kernel/sched_ext
@@ -20,6 +25,34 @@ SCX_DIR=/sys/kernel/sched_ext
 pass() { _n=$1; shift; echo "SIS-TEST PASS $_n $*"; SIS_PASSES=$((SIS_PASSES + 1)); }
 fail() { _n=$1; shift; echo "SIS-TEST FAIL $_n $*"; SIS_FAILS=$((SIS_FAILS + 1)); }
 info() { echo "SIS-INFO $*"; }
+
+# rec KIND NAME PAYLOAD...: one record.
+rec() {
+  _rk=$1 _rn=$2
+  shift 2
+  printf 'SIS-REC %s %s %s\n' "$_rk" "$_rn" "$*"
+  SIS_RECS=$((SIS_RECS + 1))
+}
+
+# rec_lines KIND NAME FILE: each non-empty line of FILE as a record.
+rec_lines() {
+  [ -f "$3" ] || return 0
+  while IFS= read -r _rl || [ -n "$_rl" ]; do
+    [ -n "$_rl" ] && rec "$1" "$2" "$_rl"
+  done <"$3"
+}
+
+# rec_mon NAME FILE: a `scx_sis monitor --json` output: its JSON lines as mon records, its other
+# lines (errors) as text records, all called NAME.
+rec_mon() {
+  [ -f "$2" ] || return 0
+  while IFS= read -r _rl || [ -n "$_rl" ]; do
+    case $_rl in
+      "{"*) rec mon "$1" "$_rl" ;;
+      ?*) rec text "$1" "$_rl" ;;
+    esac
+  done <"$2"
+}
 
 # Guest uptime in centiseconds (1${frac} avoids octal parsing of e.g. "05").
 now_cs() {
@@ -114,12 +147,12 @@ finish() {
     info "scx_sis still running at finish, stopping it"
     stop_sched 10 || true
   fi
-  echo "SIS-SUMMARY passed=$SIS_PASSES failed=$SIS_FAILS"
-  if [ "$SIS_FAILS" -ne 0 ]; then
+  echo "SIS-SUMMARY passed=$SIS_PASSES failed=$SIS_FAILS records=$SIS_RECS"
+  if [ "$SIS_FAILS" -ne 0 ] || [ "$SIS_RECS" -ne 0 ]; then
     dump_sched_log 150
     dump_dmesg 80
-    exit 1
   fi
+  [ "$SIS_FAILS" -eq 0 ] || exit 1
   exit 0
 }
 
@@ -246,11 +279,6 @@ run_capped() {
   return $_crc
 }
 
-# json_sum KEY: sum of every numeric "KEY":N on stdin (0 when none).
-json_sum() {
-  grep -o "\"$1\":[0-9]*" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
-}
-
 # wait_log TEXT SECS: poll until the scheduler log contains TEXT (fixed string); 1 on timeout.
 wait_log() {
   _deadline=$(($(now_cs) + $2 * 100))
@@ -301,11 +329,11 @@ check_bg_loop() {
   fi
 }
 
-# --------------------------------------------------------------------------- helpers (reliability)
-# Used by reliability.sh and no_scx.sh. The samplers poll several times a second while a load
-# runs, and a fork costs milliseconds under TCG, so the hot helpers fork nothing: they read /proc
-# and sysfs with the shell's own `read`, return values in REL_* variables instead of through $(...),
-# and rel_nap sleeps in `read -t` on a FIFO nobody writes to.
+# --------------------------------------------------------------------------- helpers (reliability, fairness, chaos)
+# The samplers poll several times a second while a load runs, and a fork costs milliseconds under
+# TCG, so the hot helpers fork nothing: they read /proc and sysfs with the shell's own `read`,
+# return values in REL_* variables instead of through $(...), and rel_nap sleeps in `read -t` on a
+# FIFO nobody writes to. The ones only reliability.sh uses are in reliability_lib.sh.
 
 # rel_now: guest uptime in centiseconds in REL_NOW (now_cs without the subshell).
 rel_now() {
@@ -354,224 +382,6 @@ rel_cpu() {
   REL_CPU=${37}
 }
 
-# rel_progress PID [FILE]: the counter in FILE if given, else PID's CPU ticks, in REL_PROG. The
-# counter is rewritten in place (`echo $i >FILE`): an empty read is a write in progress, so read
-# again; a missing file is 0.
-rel_progress() {
-  REL_PROG=0
-  if [ -n "${2:-}" ]; then
-    _pr=
-    for _ in 1 2 3 4 5; do
-      [ -e "$2" ] || break
-      read -r _pr 2>/dev/null <"$2"
-      [ -n "$_pr" ] && break
-      rel_nap 0.01
-    done
-    REL_PROG=${_pr:-0}
-  elif rel_ticks "$1"; then
-    REL_PROG=$REL_TICKS
-  fi
-}
-
-# rel_rss_kb PID: prints VmRSS in kB (0 when PID is gone).
-rel_rss_kb() {
-  _rss=0
-  if [ -r "/proc/$1/status" ]; then
-    while read -r _k _v _; do
-      [ "$_k" = VmRSS: ] && _rss=$_v
-    done 2>/dev/null <"/proc/$1/status"
-  fi
-  echo "$_rss"
-}
-
-# rel_in_list CPU LIST: true when CPU is in the cpulist LIST ("0-3,6").
-rel_in_list() {
-  _c=$1
-  [ -n "$_c" ] || return 1
-  _ifs=$IFS
-  IFS=,
-  # shellcheck disable=SC2086
-  set -- $2
-  IFS=$_ifs
-  for _r in "$@"; do
-    case $_r in
-      *-*) [ "$_c" -ge "${_r%-*}" ] && [ "$_c" -le "${_r#*-}" ] && return 0 ;;
-      *) [ "$_c" = "$_r" ] && return 0 ;;
-    esac
-  done
-  return 1
-}
-
-# rel_rt_on LIST: user tasks with an RT or deadline policy (stat field 41: 1 FIFO, 2 RR, 6 DEADLINE)
-# running on a CPU of LIST (state R, field 39), as "pid:comm:policy@cpu" words in REL_RT. Such a
-# task holds its CPU above sched_ext: stress-ng's schedpolicy and race-sched workers become one.
-# Kernel threads (ppid 2) are left out: migration/N and the like run for microseconds.
-rel_rt_on() {
-  REL_RT=
-  _rl=$1
-  for _d in /proc/[0-9]*; do
-    _p=${_d#/proc/}
-    rel_stat "$_p" || continue
-    # shellcheck disable=SC2086  # word splitting intended
-    set -- $REL_STAT
-    case ${39} in 1 | 2 | 6) ;; *) continue ;; esac
-    [ "$1" = R ] && [ "$2" != 2 ] && rel_in_list "${37}" "$_rl" || continue
-    read -r _rc 2>/dev/null <"$_d/comm"
-    REL_RT="$REL_RT $_p:$_rc:${39}@${37}"
-  done
-  REL_RT=${REL_RT# }
-}
-
-# rel_spinner [CPULIST]: start a busy loop (pinned to CPULIST if given). Sets REL_PID.
-rel_spinner() {
-  if [ -n "${1:-}" ]; then
-    taskset -c "$1" sh -c 'while :; do :; done' &
-  else
-    sh -c 'while :; do :; done' &
-  fi
-  REL_PID=$!
-}
-
-# rel_sleeper FILE [CPULIST]: start a loop that counts its rounds into FILE and sleeps 50 ms per
-# round (pinned to CPULIST if given). Sets REL_PID.
-rel_sleeper() {
-  if [ -n "${2:-}" ]; then
-    # shellcheck disable=SC2016  # expanded by the child shell
-    taskset -c "$2" sh -c 'i=0; while :; do i=$((i + 1)); echo $i >"$0"; sleep 0.05; done' "$1" &
-  else
-    # shellcheck disable=SC2016
-    sh -c 'i=0; while :; do i=$((i + 1)); echo $i >"$0"; sleep 0.05; done' "$1" &
-  fi
-  REL_PID=$!
-}
-
-# rel_mover PID DEADLINE_CS OUT COUNTERFILE|- LIST...: until DEADLINE_CS (now_cs scale), set PID's
-# affinity to each LIST in turn (taskset -p, from this other process), wait until PID made progress
-# twice (2 counts in COUNTERFILE, or 2 CPU ticks for "-") so that it ran after the change, then
-# check that the CPU it last ran on (stat field 39) is in LIST. A change not followed by progress
-# within 20 s is "stuck", unless an RT or deadline task then held LIST's CPUs ("held": sched_ext
-# gets only what RT throttling or its deadline server leaves there, on any ext scheduler).
-# Writes one line to OUT:
-#   changes=N bad_cpu=N stuck=N held=N wait_avg=S wait_max=S bad=[cpu@list ...]
-rel_mover() {
-  _mp=$1 _md=$2 _mo=$3 _mf=${4#-}
-  shift 4
-  _n=0 _bad=0 _stuck=0 _held=0 _wsum=0 _wmax=0 _badl=
-  rel_now
-  while [ "$REL_NOW" -lt "$_md" ] && [ -d "/proc/$_mp" ]; do
-    for _ml in "$@"; do
-      rel_now
-      [ "$REL_NOW" -ge "$_md" ] && break
-      taskset -p -c "$_ml" "$_mp" >/dev/null 2>&1 || break 2
-      rel_now
-      _t0=$REL_NOW
-      rel_progress "$_mp" "$_mf"
-      _p0=$REL_PROG
-      _ok=0
-      while [ $((REL_NOW - _t0)) -lt 2000 ]; do
-        rel_progress "$_mp" "$_mf"
-        [ "$REL_PROG" -ge $((_p0 + 2)) ] && { _ok=1; break; }
-        rel_nap 0.02
-        rel_now
-      done
-      rel_now
-      _w=$((REL_NOW - _t0))
-      _n=$((_n + 1))
-      if [ $_ok = 1 ]; then
-        _wsum=$((_wsum + _w))
-        [ $_w -gt $_wmax ] && _wmax=$_w
-        rel_cpu "$_mp"
-        if ! rel_in_list "$REL_CPU" "$_ml"; then
-          _bad=$((_bad + 1))
-          _badl="$_badl $REL_CPU@$_ml"
-        fi
-      else
-        rel_rt_on "$_ml"
-        if [ -n "$REL_RT" ]; then
-          _held=$((_held + 1))
-          _badl="$_badl held@$_ml($REL_RT)"
-        else
-          _stuck=$((_stuck + 1))
-          _badl="$_badl stuck@$_ml"
-        fi
-      fi
-    done
-  done
-  _ok_n=$((_n - _stuck - _held))
-  [ $_ok_n -gt 0 ] || _ok_n=1
-  echo "changes=$_n bad_cpu=$_bad stuck=$_stuck held=$_held wait_avg=$(fmt_cs $((_wsum / _ok_n)))s wait_max=$(fmt_cs $_wmax)s bad=[$(echo "${_badl# }" | cut -c1-300)]" >"$_mo"
-}
-
-# rel_sampler DEADLINE_CS OUT PID:CPULIST...: every ~0.3 s until DEADLINE_CS, check that each PID
-# that ran since the previous sample (its /proc/PID/schedstat run count moved) last ran on a CPU
-# (stat field 39) in its CPULIST. A task that did not run keeps the CPU it last ran on, which may
-# predate its affinity (kthreads are created on CPU 0, then bound), so it is not checked. PIDs that
-# are gone are skipped. Writes to OUT:
-#   samples=N checked=N bad=N bad=[pid:cpu@list ...]
-rel_sampler() {
-  _sd=$1 _so=$2
-  shift 2
-  _sn=0 _sc=0 _sb=0 _sbl=
-  rel_now
-  while [ "$REL_NOW" -lt "$_sd" ]; do
-    _sn=$((_sn + 1))
-    for _e in "$@"; do
-      _pid=${_e%%:*}
-      _ss=
-      read -r _ _ _ss 2>/dev/null <"/proc/$_pid/schedstat" || continue
-      eval "_prev=\${_rsp_$_pid:-}"
-      eval "_rsp_$_pid=\$_ss"
-      if [ -z "$_prev" ] || [ "$_prev" = "$_ss" ]; then continue; fi
-      rel_cpu "$_pid" || continue
-      _sc=$((_sc + 1))
-      if ! rel_in_list "$REL_CPU" "${_e#*:}"; then
-        _sb=$((_sb + 1))
-        _sbl="$_sbl $_pid:$REL_CPU@${_e#*:}"
-      fi
-    done
-    rel_nap 0.3
-    rel_now
-  done
-  echo "samples=$_sn checked=$_sc bad=$_sb bad=[$(echo "${_sbl# }" | cut -c1-300)]" >"$_so"
-}
-
-# rel_kworker_load DEADLINE_CS OUT: until DEADLINE_CS, write /proc/sys/vm/stat_refresh every
-# ~0.3 s. Each write runs refresh_vm_stats on every CPU's bound kworker (schedule_on_each_cpu)
-# and returns only when all of them ran, so it measures how long per-CPU kworkers wait.
-# Writes to OUT: writes=N failed=N avg=S max=S
-rel_kworker_load() {
-  _kd=$1 _ko=$2
-  _kn=0 _kf=0 _ks=0 _km=0
-  rel_now
-  while [ "$REL_NOW" -lt "$_kd" ]; do
-    _t0=$REL_NOW
-    echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null || _kf=$((_kf + 1))
-    rel_now
-    _w=$((REL_NOW - _t0))
-    _kn=$((_kn + 1))
-    _ks=$((_ks + _w))
-    [ $_w -gt $_km ] && _km=$_w
-    rel_nap 0.3
-    rel_now
-  done
-  [ $_kn -gt 0 ] || _kn=1
-  echo "writes=$_kn failed=$_kf avg=$(fmt_cs $((_ks / _kn)))s max=$(fmt_cs $_km)s" >"$_ko"
-}
-
-# rel_kthreads: "pid:cpu" for every per-CPU kthread we can name: ksoftirqd/N and bound kworkers
-# kworker/N:M (not the unbound kworker/uN:M).
-rel_kthreads() {
-  for _d in /proc/[0-9]*; do
-    _comm=
-    read -r _comm 2>/dev/null <"$_d/comm" || continue
-    case $_comm in
-      ksoftirqd/*) echo "${_d#/proc/}:${_comm#ksoftirqd/}" ;;
-      kworker/u*) ;;
-      kworker/[0-9]*:*) _k=${_comm#kworker/}; echo "${_d#/proc/}:${_k%%:*}" ;;
-    esac
-  done
-}
-
 # rel_ejections FROM: sched_ext "BPF scheduler ... disabled" lines in dmesg from line FROM on.
 rel_ejections() {
   dmesg | tail -n +"${1:-1}" | grep -c 'sched_ext: BPF scheduler .* disabled' || true
@@ -602,18 +412,6 @@ rel_count() {
 rel_oneline() { tr '\n' '|' <"$1" | cut -c1-300; }
 
 # --------------------------------------------------------------------------- helpers (fairness, chaos)
-# Used by fairness.sh and chaos.sh.
-
-# nice_weight NICE: the kernel's sched_prio_to_weight[] entry for NICE (-20..19).
-nice_weight() {
-  _nw=$(($1 + 20))
-  set -- 88761 71755 56483 46273 36291 29154 23254 18705 14949 11916 \
-    9548 7620 6100 4904 3906 3121 2501 1991 1586 1277 \
-    1024 820 655 526 423 335 272 215 172 137 \
-    110 87 70 56 45 36 29 23 18 15
-  shift "$_nw"
-  echo "$1"
-}
 
 # spin_nice CPULIST|- NICE: start a busy loop (pinned to CPULIST unless "-") at nice NICE. The
 # exec chain taskset -> nice -> sh keeps the PID. Sets REL_PID.
@@ -637,57 +435,6 @@ ticks_of() {
   TICKS_OF=${TICKS_OF# }
 }
 
-# ticks_delta "A1 A2 ..." "B1 B2 ...": B - A element-wise, as one line.
-ticks_delta() {
-  awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " ")
-    for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? " " : ""), y[i] - x[i]; print "" }'
-}
-
-# minmax_share "T1 T2 ...": "MIN MAX MIN/MAX" of the numbers (ratio with 2 decimals, 0 when MAX
-# is 0).
-minmax_share() {
-  awk -v t="$1" 'BEGIN { n = split(t, v, " "); mn = v[1]; mx = v[1]
-    for (i = 2; i <= n; i++) { if (v[i] < mn) mn = v[i]; if (v[i] > mx) mx = v[i] }
-    printf "%d %d %.2f\n", mn, mx, (mx > 0 ? mn / mx : 0) }'
-}
-
-# json_llc LLC: for each `monitor --json` line on stdin, the object of LLC (from its '{' to the
-# matching '}'), one line each; nothing for a line without that LLC.
-json_llc() {
-  awk -v L="$1" '{
-    i = index($0, "\"" L "\":{\"cpus\""); if (!i) next
-    s = substr($0, i + length(L) + 3); d = 0; n = length(s)
-    for (j = 1; j <= n; j++) {
-      c = substr(s, j, 1)
-      if (c == "{") d++
-      else if (c == "}") { d--; if (d == 0) { print substr(s, 1, j); break } }
-    } }'
-}
-
-# json_llc_ids: the LLC indices of the first `monitor --json` line on stdin, one line.
-json_llc_ids() {
-  # shellcheck disable=SC2046  # word splitting joins the lines
-  echo $(head -n 1 | grep -o '"[0-9]*":{"cpus"' | cut -d'"' -f2)
-}
-
-# json_has KEY: true if a "KEY": field is on stdin.
-json_has() { grep -q "\"$1\":"; }
-
-# json_shards: for the first `monitor --json` line on stdin, one line per wakequeue shard:
-# "LLC SHARD enqueued ran left depth". A shard is a flat object keyed by its index inside the LLC's
-# "shards" object; each counter is read by its name.
-json_shards() {
-  head -n 1 >/tmp/json_shards.in
-  for _jl in $(json_llc_ids </tmp/json_shards.in); do
-    json_llc "$_jl" </tmp/json_shards.in | grep -o '"shards":{.*' | grep -o '"[0-9]*":{[^{}]*}' |
-      while read -r _jo; do
-        _js=${_jo#\"}
-        _js=${_js%%\"*}
-        echo "$_jl $_js $(echo "$_jo" | json_sum enqueued) $(echo "$_jo" | json_sum ran) $(echo "$_jo" | json_sum left) $(echo "$_jo" | json_sum depth)"
-      done
-  done
-}
-
 # mon_window_start FILE: `scx_sis monitor --json` over one window that mon_window_stop ends (its
 # counters are deltas over the whole window); waits 1 s for the monitor's first read. Sets MON_WIN_PID.
 mon_window_start() {
@@ -697,15 +444,16 @@ mon_window_start() {
   sleep 1
 }
 
-# mon_window_stop: SIGINT ends the window (the monitor prints the object covering it); SIGKILL
-# after 10 s. Sets MON_WIN_RC and MON_WIN_JSON (the object, "" if none).
+# mon_window_stop NAME: SIGINT ends the window (the monitor prints the object covering it); SIGKILL
+# after 10 s. Prints the output as record NAME (rec_mon) and the monitor's rc as record kv NAME_rc;
+# sets MON_WIN_RC.
 mon_window_stop() {
-  MON_WIN_JSON=
   MON_WIN_RC=1
   [ -n "${MON_WIN_PID:-}" ] || return 0
   kill -INT "$MON_WIN_PID" 2>/dev/null
   rel_wait_exit "$MON_WIN_PID" 10
   MON_WIN_RC=$REL_RC
   MON_WIN_PID=
-  MON_WIN_JSON=$(grep '^{' "$MON_WIN_FILE" | tail -n 1)
+  rec_mon "$1" "$MON_WIN_FILE"
+  rec kv "${1}_rc" "rc=$MON_WIN_RC"
 }

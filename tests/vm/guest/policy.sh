@@ -19,8 +19,9 @@
 #      SIS_POL_PB_WORKLOAD the workload for it (a command line)
 #      SIS_SCHED_ARGS      extra scx_sis arguments
 #
-# The affinity checks keep the daemon (it wakes every 100 ms) and this shell on CPU 0 (no hog
-# there), so the one CPU left without a hog is really idle.
+# The guest runs the workloads and prints records (SIS-REC); tests/vm/policy.rs judges them: every
+# check above. The affinity checks keep the daemon (it wakes every 100 ms) and this shell on CPU 0
+# (no hog there), so the one CPU left without a hog is really idle.
 . /tests/lib.sh
 
 POL_CHECKS=${SIS_POL_CHECKS:-prevbias curves affinity}
@@ -32,30 +33,12 @@ POL_BG=
 
 # --------------------------------------------------------------------------- helpers (pol_*)
 
-# pol_field JSON LLC NAME: the number NAME in LLC's object of a `monitor --json` line ("" if absent).
-pol_field() {
-  printf '%s\n' "$1" | awk -v L="$2" -v F="$3" '{
-    i = index($0, "\"" L "\":{\"cpus\""); if (!i) { print ""; exit }
-    s = substr($0, i); j = index(s, "\"select_ns_hist\""); if (j) s = substr(s, 1, j)
-    k = index(s, "\"" F "\":"); if (!k) { print ""; exit }
-    s = substr(s, k + length(F) + 3)
-    if (match(s, /^-?[0-9.eE+]+/)) print substr(s, 1, RLENGTH); else print "" }'
+# pol_snap NAME SECS: one `monitor --json` report covering SECS seconds, as record NAME (counters
+# are deltas over them; cpus, util_pct and nr_scan are gauges at its end).
+pol_snap() {
+  /bin/scx_sis monitor --json --interval "$2" --count 1 >/tmp/pol_snap.json 2>&1
+  rec_mon "$1" /tmp/pol_snap.json
 }
-
-# pol_llcs JSON: the LLC indices of a monitor line.
-pol_llcs() {
-  printf '%s\n' "$1" | awk '{ s = $0
-    while (match(s, /"[0-9]+":\{"cpus"/)) {
-      t = substr(s, RSTART + 1); sub(/".*/, "", t); printf "%s ", t; s = substr(s, RSTART + RLENGTH) } }'
-}
-
-# pol_jsum JSON NAME: NAME summed over the LLCs of one monitor line (json_sum of lib.sh: every
-# counter policy.sh reads appears only in the LLC objects).
-pol_jsum() { printf '%s\n' "$1" | json_sum "$2"; }
-
-# pol_snap SECS: one `monitor --json` report covering SECS seconds (counters are deltas over them;
-# cpus, util_pct and nr_scan are gauges at its end).
-pol_snap() { /bin/scx_sis monitor --json --interval "$1" --count 1 2>/dev/null | tail -n 1; }
 
 # pol_mon_start FILE / pol_mon_stop: a background monitor appending one JSON line per second.
 pol_mon_start() {
@@ -76,21 +59,6 @@ pol_tune() {
     fail tune "scx_sis tune $*: $(tr '\n' ' ' </tmp/pol_tune.out | cut -c1-200)"
     return 1
   fi
-}
-
-# pol_median V...: the median (the lower middle one for an even count).
-pol_median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
-# pol_perf OUT CMD...: CMD under perf stat; sets POL_MIG and POL_CS (its tasks' cpu-migrations and
-# context switches). Returns CMD's exit status.
-pol_perf() {
-  _po=$1
-  shift
-  perf stat -x, -o "$_po" -e cpu-migrations,context-switches -- "$@" >/tmp/pol_cmd.out 2>&1
-  _prc=$?
-  POL_MIG=$(awk -F, '$3 ~ /cpu-migrations/ { print $1 + 0 }' "$_po")
-  POL_CS=$(awk -F, '$3 ~ /context-switches/ { print $1 + 0 }' "$_po")
-  return $_prc
 }
 
 # pol_probe PID CPU [PID2]: one consistent sample: "uptime_cs task_ticks cpu_idle_ticks run_ns
@@ -117,27 +85,28 @@ pol_kill() {
   for _p in "$@"; do wait "$_p" 2>/dev/null; done
 }
 
-# pol_ratio A B: A/B with 3 decimals (-1 when B is 0).
-pol_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print -1 }'; }
-
-# pol_le A B: true if A <= B (numbers with decimals).
-pol_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-
-# pol_paths JSON: "prev_idle=.. prev_almost_idle=.. ..." summed over LLCs.
-pol_paths() {
-  for _n in sync prev_idle prev_almost_idle idle_core llc_scan cross_llc fallback; do
-    printf '%s=%s ' "$_n" "$(pol_jsum "$1" $_n)"
-  done
+# pol_cpu_ticks: "cpuN:total:idle" per CPU from /proc/stat in POL_TICKS.
+pol_cpu_ticks() {
+  POL_TICKS=
+  while read -r _c _u _n _s _i _w _q _sq _st _; do
+    case $_c in cpu[0-9]*) POL_TICKS="$POL_TICKS $_c:$((_u + _n + _s + _i + _w + _q + _sq + _st)):$((_i + _w))" ;; esac
+  done </proc/stat
 }
-
-# pol_scan_line JSON: what llc_scan did in one report: runs, skips, mean depth limit, CPUs tested,
-# hit rate.
-pol_scan_line() {
-  _r=$(pol_jsum "$1" scan_runs)
-  _d=$(pol_jsum "$1" scan_depth)
-  _v=$(pol_jsum "$1" scan_visited)
-  _f=$(pol_jsum "$1" scan_found)
-  echo "scan_runs=$_r scan_skipped=$(pol_jsum "$1" scan_skipped) depth_avg=$(pol_ratio "$_d" "$_r") visited=$_v found=$_f hit=$(pol_ratio "$_f" "$_r")"
+# pol_busy_pct SECS: the lowest busy share (percent) of any CPU over SECS in POL_BUSY.
+pol_busy_pct() {
+  pol_cpu_ticks
+  _b0=$POL_TICKS
+  sleep "$1"
+  pol_cpu_ticks
+  POL_BUSY=100
+  for _e in $POL_TICKS; do
+    for _f in $_b0; do
+      [ "${_f%%:*}" = "${_e%%:*}" ] || continue
+      _t=${_e#*:} _t0=${_f#*:}
+      _dt=$((${_t%:*} - ${_t0%:*})) _di=$((${_t#*:} - ${_t0#*:}))
+      [ "$_dt" -gt 0 ] && [ $((100 - _di * 100 / _dt)) -lt "$POL_BUSY" ] && POL_BUSY=$((100 - _di * 100 / _dt))
+    done
+  done
 }
 
 # pol_top SECS [N]: the N (12) tasks that used most CPU over SECS: ticks pid (comm) state cpuN.
@@ -156,18 +125,18 @@ pol_top() {
 pol_want() { case " $POL_CHECKS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # --------------------------------------------------------------------------- 1. prev-bias
+# Records: kv pb_params; per run kv pb_run, text pb_perf_I_PB (perf's CSV), text pb_out_I_PB (the
+# workload's last lines), mon pb_mon_I_PB (one object a second over the run).
 
 check_prev_bias() {
   _wl=${SIS_POL_PB_WORKLOAD:-/bin/scx_sis_lab wakelat --message-threads 1 --workers 4 --cputime-us 20 --sleep-us 200 --runtime 2 --warmup 0.3 --json}
   _reps=${SIS_POL_REPS:-5}
-  _max=${SIS_POL_PB_RATIO:-0.75}
   if [ -n "${SIS_POL_PB_THRESHOLD:-}" ]; then
     pol_tune --prev-bias-threshold "$SIS_POL_PB_THRESHOLD" || return
   fi
   _thr=$(/bin/scx_sis tune --show 2>/dev/null | grep -i 'threshold' | tr -s ' ' | tr '\n' ' ')
   info "prev_bias: workload '$_wl', $_reps runs per setting, alternating; $_thr"
-  _r_on='' _r_off='' _m_on='' _m_off='' _c_on='' _c_off='' _bad=''
-  _pai_on=0 _pai_off=0 _st_on=0 _st_off=0
+  rec kv pb_params "reps=$_reps max=${SIS_POL_PB_RATIO:-0.75}"
   _i=0
   while [ $_i -lt "$_reps" ]; do
     _i=$((_i + 1))
@@ -177,110 +146,27 @@ check_prev_bias() {
       pol_mon_start /tmp/pol_pb.json 1
       _t0=$(now_cs)
       # shellcheck disable=SC2086  # the workload is a command line
-      pol_perf /tmp/pol_perf.csv $_wl
+      perf stat -x, -o /tmp/pol_perf.csv -e cpu-migrations,context-switches -- $_wl >/tmp/pol_cmd.out 2>&1
       _rc=$?
       _t1=$(now_cs)
       pol_mon_stop
-      if [ $_rc -ne 0 ] || [ -z "$POL_MIG" ] || [ -z "$POL_CS" ]; then
-        _bad="$_bad run$_i/$_pb:rc=$_rc,mig=$POL_MIG,cs=$POL_CS"
-        continue
-      fi
-      _r=$(pol_ratio "$POL_MIG" "$POL_CS")
-      _pai=$(json_sum prev_almost_idle </tmp/pol_pb.json)
-      _st=$(($(json_sum dispatch_llc_steal </tmp/pol_pb.json) + $(json_sum dispatch_remote_steal </tmp/pol_pb.json)))
-      info "prev_bias run $_i $_pb: cpu-migrations=$POL_MIG context-switches=$POL_CS per-cs=$_r wall=$(fmt_cs $((_t1 - _t0)))s | prev_almost_idle=$_pai wakeups=$(json_sum wakeups </tmp/pol_pb.json) steals=$_st | $(tail -n 1 /tmp/pol_cmd.out | cut -c1-90)"
-      if [ "$_pb" = on ]; then
-        _r_on="$_r_on $_r" _m_on="$_m_on $POL_MIG" _c_on="$_c_on $POL_CS"
-        _pai_on=$((_pai_on + _pai)) _st_on=$((_st_on + _st))
-      else
-        _r_off="$_r_off $_r" _m_off="$_m_off $POL_MIG" _c_off="$_c_off $POL_CS"
-        _pai_off=$((_pai_off + _pai)) _st_off=$((_st_off + _st))
-      fi
+      rec kv pb_run "i=$_i pb=$_pb rc=$_rc wall_cs=$((_t1 - _t0))"
+      rec_lines text "pb_perf_${_i}_$_pb" /tmp/pol_perf.csv
+      rec text "pb_out_${_i}_$_pb" "$(tail -n 2 /tmp/pol_cmd.out | tr '\n' ' ' | cut -c1-200)"
+      rec_mon "pb_mon_${_i}_$_pb" /tmp/pol_pb.json
     done
   done
   pol_tune --prev-bias on
-  if [ -n "$_bad" ] || [ -z "$_r_on" ] || [ -z "$_r_off" ]; then
-    fail prev_bias_migrations "workload failed:$_bad ($(tail -n 2 /tmp/pol_cmd.out | tr '\n' ' ' | cut -c1-200))"
-    return
-  fi
-  # shellcheck disable=SC2086
-  {
-    _mr_on=$(pol_median $_r_on) _mr_off=$(pol_median $_r_off)
-    _mm_on=$(pol_median $_m_on) _mm_off=$(pol_median $_m_off)
-    _mc_on=$(pol_median $_c_on) _mc_off=$(pol_median $_c_off)
-  }
-  _rel=$(pol_ratio "$_mr_on" "$_mr_off")
-  _detail="median cpu-migrations on=$_mm_on off=$_mm_off, context-switches on=$_mc_on off=$_mc_off, migrations per cs on=$_mr_on off=$_mr_off (on/off=$_rel, bound $_max) | per run on=[${_r_on# }] off=[${_r_off# }] | prev_almost_idle on=$_pai_on off=$_pai_off, steals on=$_st_on off=$_st_off"
-  if [ "$_mm_off" -lt 10 ]; then
-    fail prev_bias_migrations "too few migrations with prev-bias off to show a cut: $_detail"
-  elif [ "$_pai_on" -eq 0 ] || [ "$_pai_off" -ne 0 ]; then
-    fail prev_bias_migrations "prev_almost_idle must decide some wakeups with prev-bias on and none with it off: $_detail"
-  elif pol_le "$_rel" "$_max" && [ "$_rel" != -1 ]; then
-    pass prev_bias_migrations "$_detail"
-  else
-    fail prev_bias_migrations "$_detail"
-  fi
 }
 
 # --------------------------------------------------------------------------- 2. SIS_UTIL curves
-
-# pol_curve_report LABEL JSON: one SIS-INFO line per LLC.
-pol_curve_report() {
-  for _l in $(pol_llcs "$2"); do
-    info "$1 llc$_l: cpus=$(pol_field "$2" "$_l" cpus) util_pct=$(pol_field "$2" "$_l" util_pct) nr_scan=$(pol_field "$2" "$_l" nr_scan) wakeups=$(pol_field "$2" "$_l" wakeups) scan_runs=$(pol_field "$2" "$_l" scan_runs) scan_skipped=$(pol_field "$2" "$_l" scan_skipped) scan_depth=$(pol_field "$2" "$_l" scan_depth) scan_visited=$(pol_field "$2" "$_l" scan_visited) scan_found=$(pol_field "$2" "$_l" scan_found)"
-  done
-}
-
-# pol_gauges JSON: "llcN:util=U,nr_scan=S,cpus=C ..." for the PASS/FAIL lines.
-pol_gauges() {
-  for _l in $(pol_llcs "$1"); do
-    printf 'llc%s:cpus=%s,util=%.1f%%,nr_scan=%s ' "$_l" "$(pol_field "$1" "$_l" cpus)" \
-      "$(pol_field "$1" "$_l" util_pct)" "$(pol_field "$1" "$_l" nr_scan)"
-  done
-}
-
-# pol_check_curve NAME JSON WANT: WANT is "cpus" (nr_scan == LLC size) or "linear" (min(size, 4)).
-# Every LLC must be above 85% busy and at that nr_scan; the scan must have run with that depth.
-pol_check_curve() {
-  _name=$1 _j=$2 _want=$3 _why=
-  for _l in $(pol_llcs "$_j"); do
-    _n=$(pol_field "$_j" "$_l" cpus)
-    _s=$(pol_field "$_j" "$_l" nr_scan)
-    _u=$(pol_field "$_j" "$_l" util_pct)
-    case $_want in
-      cpus) _e=$_n ;;
-      linear) _e=$((_n < 4 ? _n : 4)) ;;
-    esac
-    pol_le 85 "$_u" || _why="$_why llc$_l util ${_u}% <= 85%;"
-    [ "$_s" = "$_e" ] || _why="$_why llc$_l nr_scan $_s != $_e;"
-    _lr=$(pol_field "$_j" "$_l" scan_runs)
-    _ld=$(pol_field "$_j" "$_l" scan_depth)
-    [ "$_ld" = $((_lr * _e)) ] || _why="$_why llc$_l depth $_ld != runs $_lr x $_e;"
-  done
-  _runs=$(pol_jsum "$_j" scan_runs)
-  _vis=$(pol_jsum "$_j" scan_visited)
-  [ "$_runs" -gt 0 ] && [ "$_vis" -ge "$_runs" ] || _why="$_why scan ran $_runs times visiting $_vis CPUs (expected > 0);"
-  [ "$(pol_jsum "$_j" scan_skipped)" = 0 ] || _why="$_why scan skipped $(pol_jsum "$_j" scan_skipped) times;"
-  _d="$(pol_gauges "$_j")| $(pol_scan_line "$_j") | $(pol_paths "$_j")"
-  if [ -z "$_why" ]; then pass "$_name" "$_d"; else fail "$_name" "${_why# } | $_d"; fi
-}
+# Records: mon curve_idle (quadratic, nothing running), then under hogs curve_quadratic,
+# curve_linear, curve_off; kv curve_hogs (how long the hogs took to fill the CPUs).
 
 check_curves() {
   pol_tune --sis-util quadratic || return
   sleep 0.5
-  _j=$(pol_snap 1)
-  pol_curve_report "sis_util idle" "$_j"
-  _why=
-  for _l in $(pol_llcs "$_j"); do
-    [ "$(pol_field "$_j" "$_l" nr_scan)" = "$(pol_field "$_j" "$_l" cpus)" ] ||
-      _why="$_why llc$_l nr_scan $(pol_field "$_j" "$_l" nr_scan) != cpus $(pol_field "$_j" "$_l" cpus);"
-  done
-  [ -n "$(pol_llcs "$_j")" ] || _why="no monitor report: '$(echo "$_j" | cut -c1-100)'"
-  if [ -z "$_why" ]; then
-    pass sis_util_idle "quadratic, nothing running: $(pol_gauges "$_j")"
-  else
-    fail sis_util_idle "${_why# } | $(pol_gauges "$_j")"
-  fi
+  pol_snap curve_idle 1
 
   # CPU hogs on every CPU at nice 19 (utilization counts time, not weight; the tools stay quick),
   # plus a task that wakes every 10 ms without forking, so wakeups reach llc_scan.
@@ -289,39 +175,21 @@ check_curves() {
   sh -c "exec 3<>$POL_FIFO; while :; do read -t 0.01 x <&3; done" &
   _lpid=$!
   POL_BG="$_spid $_lpid"
+  # Until every CPU is >= 90% busy (at most 8 s): /proc/stat, so the guest reads no JSON.
   _k=0
   while :; do
-    _j=$(pol_snap 1)
+    pol_busy_pct 1
     _k=$((_k + 1))
-    _busy=1
-    for _l in $(pol_llcs "$_j"); do pol_le 90 "$(pol_field "$_j" "$_l" util_pct)" || _busy=0; done
-    [ $_busy = 1 ] && break
+    [ "$POL_BUSY" -ge 90 ] && break
     [ $_k -ge 8 ] && break
   done
-  info "sis_util: stress-ng --cpu $POL_NCPU up after $_k report(s): $(pol_gauges "$_j")"
+  rec kv curve_hogs "windows=$_k min_busy_pct=$POL_BUSY cpus=$POL_NCPU"
 
-  _j=$(pol_snap 2)
-  pol_curve_report "sis_util quadratic+hogs" "$_j"
-  _why=
-  for _l in $(pol_llcs "$_j"); do
-    pol_le 85 "$(pol_field "$_j" "$_l" util_pct)" || _why="$_why llc$_l util $(pol_field "$_j" "$_l" util_pct)% <= 85%;"
-    [ "$(pol_field "$_j" "$_l" nr_scan)" = 0 ] || _why="$_why llc$_l nr_scan $(pol_field "$_j" "$_l" nr_scan) != 0;"
-  done
-  [ "$(pol_jsum "$_j" scan_runs)" = 0 ] || _why="$_why scan_runs $(pol_jsum "$_j" scan_runs) != 0;"
-  [ "$(pol_jsum "$_j" scan_visited)" = 0 ] || _why="$_why scan_visited $(pol_jsum "$_j" scan_visited) != 0;"
-  [ "$(pol_jsum "$_j" scan_skipped)" -gt 0 ] || _why="$_why no wakeup reached llc_scan (scan_skipped 0);"
-  _d="$(pol_gauges "$_j")| $(pol_scan_line "$_j") | $(pol_paths "$_j")"
-  if [ -z "$_why" ]; then pass sis_util_busy_quadratic "$_d"; else fail sis_util_busy_quadratic "${_why# } | $_d"; fi
-
+  pol_snap curve_quadratic 2
   pol_tune --sis-util linear && sleep 0.5
-  _j=$(pol_snap 2)
-  pol_curve_report "sis_util linear+hogs" "$_j"
-  pol_check_curve sis_util_busy_linear "$_j" linear
-
+  pol_snap curve_linear 2
   pol_tune --sis-util off && sleep 0.5
-  _j=$(pol_snap 2)
-  pol_curve_report "sis_util off+hogs" "$_j"
-  pol_check_curve sis_util_busy_off "$_j" cpus
+  pol_snap curve_off 2
 
   pol_tune --sis-util quadratic
   # shellcheck disable=SC2086  # a list of PIDs
@@ -332,6 +200,8 @@ check_curves() {
 }
 
 # --------------------------------------------------------------------------- 3. affinity corner case
+# Records: kv aff_params; per curve kv aff_wake_CURVE and aff_busy_CURVE (pol_probe's samples
+# before and after each window, p0 and p1), mon aff_mon_CURVE (the waking task's window).
 
 check_affinity() {
   _cl=$(cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list 2>/dev/null)
@@ -355,6 +225,7 @@ check_affinity() {
   sleep 1.5
   [ "${SIS_POL_DEBUG:-0}" = 1 ] && pol_top 3 | sed 's/^/SIS-INFO top: /'
   info "affinity: busy loops bound to CPUs 1-$((_idle - 1)), the daemon and this shell on CPU $_hk, CPU $_idle idle; unbound tasks start on CPU $_start"
+  rec kv aff_params "start=$_start idle=$_idle"
 
   for _curve in off linear quadratic; do
     pol_tune --sis-util $_curve || continue
@@ -365,27 +236,12 @@ check_affinity() {
     _wp=$!
     sleep 0.2
     taskset -pc $_all $_wp >/dev/null
-    # shellcheck disable=SC2046
-    set -- $(pol_probe $_wp $_idle "$_shog")
-    _t0=$1 _i0=$3 _r0=$4 _w0=$5 _n0=$6 _h0=$8
-    _j=$(pol_snap 2)
-    # shellcheck disable=SC2046
-    set -- $(pol_probe $_wp $_idle "$_shog")
-    _t1=$1 _i1=$3 _r1=$4 _w1=$5 _n1=$6 _wcpu=$7 _h1=$8
+    _p0=$(pol_probe $_wp $_idle "$_shog")
+    /bin/scx_sis monitor --json --interval 2 --count 1 >/tmp/pol_aff.json 2>&1
+    _p1=$(pol_probe $_wp $_idle "$_shog")
     pol_kill $_wp
-    _win=$((_t1 - _t0))
-    _wrun=$(((_r1 - _r0) / 10000000)) _wwait=$(((_w1 - _w0) / 10000000))
-    _u=$(pol_field "$_j" 0 util_pct) _s=$(pol_field "$_j" 0 nr_scan)
-    info "affinity $_curve waking task: util_pct=$_u nr_scan=$_s | $(pol_scan_line "$_j") | $(pol_paths "$_j")| migrations=$(pol_jsum "$_j" migrations) steals=$(pol_jsum "$_j" dispatch_llc_steal) tick_kicks=$(pol_jsum "$_j" tick_kicks)"
-    _d="window=$(fmt_cs $_win)s waking task ran $(fmt_cs $_wrun)s, waited $(fmt_cs $_wwait)s over $((_n1 - _n0)) runs, last on CPU $_wcpu; CPU $_idle idle $(fmt_cs $((_i1 - _i0)))s; CPU $_start's bound loop ran $(fmt_cs $((_h1 - _h0)))s"
-    # It sleeps most of the time: queued behind a hog (a busy prev, no scan reaching CPU $_idle,
-    # nobody stealing it) it would wait a large part of the window. A light task that runs next
-    # to a hog without waiting passes; the line above shows where it went.
-    if [ "$_win" -gt 0 ] && [ $((_wwait * 5)) -le "$_win" ] && [ $((_n1 - _n0)) -gt 0 ]; then
-      pass "affinity_wake_$_curve" "$_d"
-    else
-      fail "affinity_wake_$_curve" "waited more than 20% of the window: $_d"
-    fi
+    rec kv "aff_wake_$_curve" "p0=[$_p0] p1=[$_p1]"
+    rec_mon "aff_mon_$_curve" /tmp/pol_aff.json
 
     # (b) a CPU-bound loop started on hog CPU $_start, then unbound: it must end up on CPU $_idle.
     taskset -c $_start sh -c 'while :; do :; done' &
@@ -393,25 +249,11 @@ check_affinity() {
     sleep 0.2
     taskset -pc $_all $_bp >/dev/null
     sleep 0.5
-    # shellcheck disable=SC2046
-    set -- $(pol_probe $_bp $_idle "$_shog")
-    _t0=$1 _k0=$2 _i0=$3 _h0=$8
+    _p0=$(pol_probe $_bp $_idle "$_shog")
     if [ "${SIS_POL_DEBUG:-0}" = 1 ]; then pol_top 2 8 | sed 's/^/SIS-INFO top: /'; else sleep 2; fi
-    # shellcheck disable=SC2046
-    set -- $(pol_probe $_bp $_idle "$_shog")
-    _t1=$1 _k1=$2 _i1=$3 _bcpu=$7 _h1=$8
+    _p1=$(pol_probe $_bp $_idle "$_shog")
     pol_kill $_bp
-    _win=$((_t1 - _t0)) _bk=$((_k1 - _k0)) _bi=$((_i1 - _i0)) _bh=$((_h1 - _h0))
-    _d="window=$(fmt_cs $_win)s unbound busy loop ran $(fmt_cs $_bk)s, last on CPU $_bcpu; CPU $_start's bound loop ran $(fmt_cs $_bh)s; CPU $_idle idle $(fmt_cs $_bi)s"
-    # Work conservation: with CPU $_idle free, neither loop may wait. Sharing a CPU gives each at
-    # most half the window; on CPU $_idle the unbound loop shares only with the kernel's unbound
-    # kworkers (which have no other CPU left either): both must get >= 65%. CPU $_idle's
-    # /proc/stat idle time is only shown (on 6.12 it can lag a whole idle period).
-    if [ "$_win" -gt 0 ] && [ $((_bk * 100)) -ge $((_win * 65)) ] && [ $((_bh * 100)) -ge $((_win * 65)) ]; then
-      pass "affinity_busy_$_curve" "$_d"
-    else
-      fail "affinity_busy_$_curve" "both loops must get >= 65% of the window while CPU $_idle is free: $_d"
-    fi
+    rec kv "aff_busy_$_curve" "p0=[$_p0] p1=[$_p1]"
   done
 
   pol_tune --sis-util quadratic

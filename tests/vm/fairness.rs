@@ -1,0 +1,245 @@
+//! fairness.sh's verdicts (issue 11), each on scx_sis's figures with EEVDF's from the same boot
+//! beside them: n+1 busy loops on 2 and on all CPUs, nice 0/5/0 across 2 CPUs, hackbench beside
+//! a SCHED_FIFO hog, wakeups counted under the LLC of the wakee's prev.
+
+use crate::records::{cs, llc_sum, round, Kv, Records, Verdicts};
+use crate::GuestRun;
+
+/// The kernel's sched_prio_to_weight[] for nice -20..19.
+const NICE_WEIGHTS: [f64; 40] = [
+    88761.0, 71755.0, 56483.0, 46273.0, 36291.0, 29154.0, 23254.0, 18705.0, 14949.0, 11916.0,
+    9548.0, 7620.0, 6100.0, 4904.0, 3906.0, 3121.0, 2501.0, 1991.0, 1586.0, 1277.0, 1024.0, 820.0,
+    655.0, 526.0, 423.0, 335.0, 272.0, 215.0, 172.0, 137.0, 110.0, 87.0, 70.0, 56.0, 45.0, 36.0,
+    29.0, 23.0, 18.0, 15.0,
+];
+
+fn nice_weight(nice: i32) -> f64 {
+    NICE_WEIGHTS[(nice + 20) as usize]
+}
+
+/// Each loop's ticks over the window (b - a of a loops_window record).
+fn ticks(k: &Kv) -> Vec<i64> {
+    k.list("a")
+        .iter()
+        .zip(k.list("b"))
+        .map(|(a, b)| b - a)
+        .collect()
+}
+
+fn words(t: &[i64]) -> String {
+    t.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// min/max of the ticks, 2 decimals (0 when the max is 0).
+fn share(t: &[i64]) -> f64 {
+    let (mn, mx) = (*t.iter().min().unwrap_or(&0), *t.iter().max().unwrap_or(&0));
+    if mx > 0 {
+        round(mn as f64 / mx as f64, 2)
+    } else {
+        0.0
+    }
+}
+
+type Field = fn(&scx_sis::stats::LlcMetrics) -> u64;
+
+/// What the scheduler did over the case's monitor window.
+fn counters(r: &Records, case: &str) -> String {
+    let rc = r
+        .kv(&format!("fair_mon_{case}_rc"))
+        .map_or("none".to_string(), |k| k.s("rc").to_string());
+    let Some(m) = r.mon(&format!("fair_mon_{case}")) else {
+        return format!("monitor rc={rc}: no object");
+    };
+    let c: [(&str, Field); 11] = [
+        ("migrations", |l| l.migrations),
+        ("dispatch_llc_steal", |l| l.dispatch_llc_steal),
+        ("dispatch_remote_steal", |l| l.dispatch_remote_steal),
+        ("pulls", |l| l.pulls),
+        ("pulls_remote", |l| l.pulls_remote),
+        ("tick_kicks", |l| l.tick_kicks),
+        ("rescues", |l| l.rescues),
+        ("held_wakeups", |l| l.held_wakeups),
+        ("held_avoided", |l| l.held_avoided),
+        ("wakeup_preempts", |l| l.wakeup_preempts),
+        ("wakeup_kicks", |l| l.wakeup_kicks),
+    ];
+    let list: String = c
+        .iter()
+        .map(|(n, f)| format!(" {n}={}", llc_sum(&m, f)))
+        .collect();
+    format!("monitor rc={rc}:{list}")
+}
+
+pub fn judge(run: &GuestRun, v: &mut Verdicts) {
+    let r = &run.records;
+    let Some(p) = r.kv("fair_params") else {
+        return;
+    };
+    let secs = p.s("secs");
+    let min: f64 = p.n("min");
+    let n: i64 = p.n("n");
+    for (case, name, what) in [
+        (
+            "n1_2",
+            "n_plus_1_2cpu",
+            "3 loops under taskset -c 0,1".to_string(),
+        ),
+        (
+            "n1_8",
+            "n_plus_1_8cpu",
+            format!("{} loops on {n} CPUs", n + n / 2),
+        ),
+    ] {
+        let Some(s) = r.kv(&format!("fair_{case}_scx")) else {
+            continue;
+        };
+        let e = r.need_kv(&format!("fair_{case}_eevdf"));
+        let (st, et) = (ticks(&s), ticks(&e));
+        let ss = share(&st);
+        let d = format!(
+            "{what}, {secs}s: scx_sis ticks=[{}] min/max={ss:.2} (want >= {min}, window {}cs) | EEVDF ticks=[{}] min/max={:.2} (window {}cs) | {}",
+            words(&st),
+            s.s("win"),
+            words(&et),
+            share(&et),
+            e.s("win"),
+            counters(r, case)
+        );
+        v.check(name, min <= ss, d);
+    }
+
+    if let Some(s) = r.kv("fair_nice_scx") {
+        let tol: f64 = p.n("nice_tol");
+        let (w0, w5) = (nice_weight(0), nice_weight(5));
+        let want = w0 / w5;
+        // Each nice-0 loop (1st and 3rd) over the nice-5 loop (2nd), within tol% of w0/w5.
+        let ratios = |t: &[i64]| -> (String, bool) {
+            let mut ok = true;
+            let rs: Vec<String> = [0, 2]
+                .iter()
+                .map(|&i| {
+                    if t[1] <= 0 {
+                        ok = false;
+                        return "inf".to_string();
+                    }
+                    let r = t[i] as f64 / t[1] as f64;
+                    if ((r - want) / want).abs() > tol / 100.0 {
+                        ok = false;
+                    }
+                    format!("{r:.2}")
+                })
+                .collect();
+            (rs.join("/"), ok)
+        };
+        let st = ticks(&s);
+        let et = ticks(&r.need_kv("fair_nice_eevdf"));
+        let (sr, ok) = ratios(&st);
+        let (er, _) = ratios(&et);
+        let d = format!(
+            "nice 0/5/0 under taskset -c 0,1, {secs}s: scx_sis ticks=[{}] nice0/nice5={sr} (want {want:.2} = {w0}/{w5} +-{tol}%) | EEVDF ticks=[{}] nice0/nice5={er} | {}",
+            words(&st),
+            words(&et),
+            counters(r, "nice")
+        );
+        v.check("nice_across_cpus", ok, d);
+    }
+
+    if let Some(s) = r.kv("fair_rt_scx") {
+        rt_hog(r, v, &p, &s);
+    }
+
+    if let Some(s) = r.kv("fair_attr_scx") {
+        let e = r.need_kv("fair_attr_eevdf");
+        let attr_min: f64 = p.n("attr_min");
+        let rc = r
+            .kv("fair_mon_attr_rc")
+            .map_or("none".to_string(), |k| k.s("rc").to_string());
+        let m = r.mon("fair_mon_attr");
+        let at = |i: u32| {
+            m.as_ref()
+                .and_then(|m| m.llcs.get(&i))
+                .map_or(0, |l| l.wakeups)
+        };
+        let tot = m.as_ref().map_or(0, |m| llc_sum(m, |l| l.wakeups));
+        let (l0, l1) = (at(0), at(1));
+        let sh = if tot > 0 {
+            round(l1 as f64 / tot as f64, 2)
+        } else {
+            0.0
+        };
+        let d = format!(
+            "waker on cpu0, wakee on cpus 4-{}, {}s: scx_sis wakeups llc0={l0} llc1={l1} total={tot} llc1 share={sh:.2} (want >= {attr_min}), round trips >= {}, wakee last on cpu{}, kernel select_task_rq_scx calls in the {}s (kprobe, every task)={} | EEVDF round trips >= {}, wakee last on cpu{} | monitor rc={rc}",
+            n - 1,
+            p.s("attr_secs"),
+            s.s("rt"),
+            s.s("cpu"),
+            p.s("attr_secs"),
+            s.s("kprobe"),
+            e.s("rt"),
+            e.s("cpu")
+        );
+        if m.is_none() {
+            let out: String = r.text("fair_mon_attr").chars().take(200).collect();
+            v.fail(
+                "attribution",
+                format!("no monitor --json object: {out} | {d}"),
+            );
+        } else {
+            v.check("attribution", tot > 0 && attr_min <= sh, d);
+        }
+    }
+}
+
+/// hackbench beside a SCHED_FIFO hog: slowdown within RT_MAX (or RT_REL x EEVDF's slowdown in
+/// the same boot, when the emulator made EEVDF miss RT_MAX too), and no wakeup placed on the CPU
+/// the hog holds.
+fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv) {
+    let e = r.need_kv("fair_rt_eevdf");
+    let (rt_max, rt_rel): (f64, f64) = (p.n("rt_max"), p.n("rt_rel"));
+    let slowdown = |k: &Kv| {
+        let (a, b): (f64, f64) = (k.n("rt1"), k.n("rt0"));
+        round(if b > 0.0 { a / b } else { 99.0 }, 2)
+    };
+    let (sx, ex) = (slowdown(s), slowdown(&e));
+    let lim = round((rt_rel * ex).max(rt_max), 2);
+    let rc = r
+        .kv("fair_mon_rt_rc")
+        .map_or("none".to_string(), |k| k.s("rc").to_string());
+    let m = r.mon("fair_mon_rt");
+    let sum = |f: Field| m.as_ref().map(|m| llc_sum(m, f));
+    let (held, avoided, rescues) = (
+        sum(|l| l.held_wakeups),
+        sum(|l| l.held_avoided),
+        sum(|l| l.rescues),
+    );
+    let o = |x: Option<u64>| x.map_or("missing".to_string(), |x| x.to_string());
+    let d = format!(
+        "{} best of {}: scx_sis {}s alone [{}] -> {}s with the hog [{}] = {sx:.2}x (want <= {lim:.2}x: {rt_max}x, or {rt_rel} x EEVDF's if more), held_wakeups={} (want 0) held_avoided={} rescues={} | EEVDF {}s [{}] -> {}s [{}] = {ex:.2}x | {}; rc {}/{}; monitor rc={rc}",
+        p.s("rt_work"),
+        p.s("rt_reps"),
+        cs(s.n("rt0")),
+        s.s("rt0_all"),
+        cs(s.n("rt1")),
+        s.s("rt1_all"),
+        o(held),
+        o(avoided),
+        rescues.unwrap_or(0),
+        cs(e.n("rt0")),
+        e.s("rt0_all"),
+        cs(e.n("rt1")),
+        e.s("rt1_all"),
+        s.s("hog"),
+        s.s("rt0_rc"),
+        s.s("rt1_rc")
+    );
+    if m.is_none() {
+        let out: String = r.text("fair_mon_rt").chars().take(200).collect();
+        v.fail(
+            "rt_hog",
+            format!("no monitor --json object over the hog's run: {out} | {d}"),
+        );
+    } else {
+        let ok = s.s("rt0_rc") == "0" && s.s("rt1_rc") == "0" && sx <= lim && held == Some(0);
+        v.check("rt_hog", ok, d);
+    }
+}
