@@ -179,15 +179,15 @@ fn check(run: &GuestRun, judge: Judge) {
     for l in run.console.lines().filter(|l| l.contains("SIS-TEST ")) {
         say(&format!("    {}", l.trim()));
     }
+    for l in &v.lines {
+        say(&format!("    {l}"));
+    }
     let ok = run.rc == 0 && passes > 0 && fails.is_empty();
     if !ok {
         say(&format!(
             "===== guest console: {} on {} =====\n{}\n===== end of console =====",
             run.script, run.release, run.console
         ));
-        for l in &v.lines {
-            say(&format!("    {l}"));
-        }
         panic!(
             "{} on kernel {} ({}): rc={}, {} passed, {} failed: {:?}{}",
             run.script,

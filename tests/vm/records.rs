@@ -221,7 +221,8 @@ pub fn round(v: f64, dec: i32) -> f64 {
     (v * p).round() / p
 }
 
-/// The verdicts of one run's host-side checks, printed in order as they are made.
+/// The verdicts of one run's host-side checks, and its lines (verdicts, measurements) in the order
+/// they were made, for the log.
 #[derive(Default)]
 pub struct Verdicts {
     pub passes: Vec<String>,
@@ -233,7 +234,6 @@ impl Verdicts {
     /// Record `name` as passed when `ok`, else failed; returns `ok`.
     pub fn check(&mut self, name: &str, ok: bool, detail: impl Display) -> bool {
         let line = format!("{} {name} {detail}", if ok { "PASS" } else { "FAIL" });
-        say(&format!("    verdict {line}"));
         self.lines.push(format!("verdict {line}"));
         if ok {
             self.passes.push(line);
@@ -253,7 +253,6 @@ impl Verdicts {
 
     /// A measurement for the log, not a check.
     pub fn info(&mut self, msg: impl Display) {
-        say(&format!("    info {msg}"));
         self.lines.push(format!("info {msg}"));
     }
 }

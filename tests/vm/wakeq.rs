@@ -4,7 +4,7 @@
 
 use scx_sis::stats::Metrics;
 
-use crate::records::{llc_sum, say, Verdicts};
+use crate::records::{llc_sum, Verdicts};
 use crate::GuestRun;
 
 /// "enqueued ran left depth" summed over every shard of every LLC.
@@ -45,7 +45,6 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
             o(p50),
             o(p99)
         );
-        say(&format!("    {row}"));
         v.lines.push(row);
         let cname = format!("completes_{name}");
         if wrc == 0 && hrc == 0 && hb.is_some() && p99.is_some() {
