@@ -5,9 +5,10 @@
 # Output conventions (parsed by tests/vm/main.rs):
 #   SIS-TEST PASS <name> <details>     one line per check the guest makes itself (operational:
 #   SIS-TEST FAIL <name> <details>     started, unloaded, refused bad input)
-#   SIS-REC <kind> <name> <payload>    one line per record for the host to judge (tests/vm/records.rs):
+#   SIS-REC <kind> <name> <payload>    one line per record for the host to judge (tests/vm/records.rs),
 #                                      kind mon (a monitor --json object), kv (key=value words, a
-#                                      [..] value may hold spaces), json, text (a raw line)
+#                                      [..] value may hold spaces), json, text (a raw line); all
+#                                      printed by finish
 #   SIS-INFO <text>                    anything informative
 # finish() prints a summary, dumps the scheduler log and dmesg if a check failed or records were
 # printed (the host's verdicts may fail), and exits 1 if a check failed.
@@ -26,11 +27,15 @@ pass() { _n=$1; shift; echo "SIS-TEST PASS $_n $*"; SIS_PASSES=$((SIS_PASSES + 1
 fail() { _n=$1; shift; echo "SIS-TEST FAIL $_n $*"; SIS_FAILS=$((SIS_FAILS + 1)); }
 info() { echo "SIS-INFO $*"; }
 
-# rec KIND NAME PAYLOAD...: one record.
+# rec KIND NAME PAYLOAD...: one record. Records are kept in SIS_REC_FILE and printed by finish:
+# kilobytes of JSON on the serial console cost the guest CPU time, which the measurements that
+# follow (SIS_UTIL's utilization, kworker latency) can see.
+SIS_REC_FILE=/tmp/sis_records
+: >"$SIS_REC_FILE"
 rec() {
   _rk=$1 _rn=$2
   shift 2
-  printf 'SIS-REC %s %s %s\n' "$_rk" "$_rn" "$*"
+  printf 'SIS-REC %s %s %s\n' "$_rk" "$_rn" "$*" >>"$SIS_REC_FILE"
   SIS_RECS=$((SIS_RECS + 1))
 }
 
@@ -147,6 +152,7 @@ finish() {
     info "scx_sis still running at finish, stopping it"
     stop_sched 10 || true
   fi
+  cat "$SIS_REC_FILE"
   echo "SIS-SUMMARY passed=$SIS_PASSES failed=$SIS_FAILS records=$SIS_RECS"
   if [ "$SIS_FAILS" -ne 0 ] || [ "$SIS_RECS" -ne 0 ]; then
     dump_sched_log 150
