@@ -6,6 +6,9 @@
 use crate::records::{llc_sum, path_sum, Verdicts};
 use crate::GuestRun;
 
+/// The seconds a `--interval 2` report may cover.
+const SECS: std::ops::Range<f64> = 1.0..30.0;
+
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let r = &run.records;
     let llc_sizes: Vec<u64> = run
@@ -70,8 +73,8 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
             );
             v.check(
                 &format!("monitor_json_secs_{phase}"),
-                (1.0..30.0).contains(&secs),
-                format!("secs={secs} (want 1..30)"),
+                SECS.contains(&secs),
+                format!("secs={secs} (want {SECS:?})"),
             );
         }
         let almost_ok = match almost_on {
