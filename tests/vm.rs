@@ -21,6 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
+#[path = "vm/steal_checks.rs"]
+mod steal_checks;
+
 static VM_LOCK: Mutex<()> = Mutex::new(());
 
 const DEFAULT_KERNELS: &str = "6.12 7";
@@ -439,6 +442,15 @@ fn bench_quick_7() {
         "a bar per config and workload"
     );
     let _ = std::fs::remove_dir_all(&out);
+}
+
+// Stealing on expected wait (~2 min each): idle dispatches look at almost no CPU, steal-min
+// leaves young heads in place and is live, a kicked stealer takes the kicker's work.
+vm_test!(steal_6_12, "6.12", "steal.sh", "2llc-smt", &[], then steal_verdicts);
+vm_test!(steal_7, "7", "steal.sh", "2llc-smt", &[], then steal_verdicts);
+
+fn steal_verdicts(run: &GuestRun) {
+    steal_checks::check(&run.console, &|l| say(l));
 }
 
 /// Echo a guest's "SIS-TABLE" rows (measurements for the record, not assertions) to the log.
