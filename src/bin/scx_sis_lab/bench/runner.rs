@@ -20,7 +20,7 @@ use super::config::{self, ConfigSpec, Target};
 use scx_sis::elapsed::hms;
 use scx_sis::preflight::{self, scx_ops, scx_state};
 use scx_sis::stats::{LlcMetrics, Metrics};
-use scx_sis::tunables;
+use scx_sis::{tunables, verifier};
 
 use super::plan::Plan;
 use super::record::RunRecord;
@@ -380,6 +380,8 @@ fn fill_sis_stats(r: &mut RunRecord, m: &Metrics) {
     r.scan_visited = avg(sum(|l| l.scan_visited), runs);
     r.scan_hit_pct = avg(sum(|l| l.scan_found) * 100, runs);
     r.sched_migrations = Some(sum(|l| l.migrations));
+    r.steals = Some(sum(|l| l.dispatch_llc_steal + l.dispatch_remote_steal));
+    r.pulls = Some(sum(|l| l.pulls + l.pulls_remote));
     let mut paths = BTreeMap::new();
     for l in m.llcs.values() {
         for (k, v) in &l.paths {
@@ -462,6 +464,9 @@ fn measure_into(
     }
     if let Some(m) = &delta {
         fill_sis_stats(r, m);
+    }
+    if !matches!(active, Active::Nothing) {
+        r.verified_insns = verifier::struct_ops_insns("");
     }
     let counts = workload::parse_perf_stat(&fs::read_to_string(&perf_out).unwrap_or_default());
     r.migrations = counts.migrations;
