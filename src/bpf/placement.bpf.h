@@ -13,6 +13,7 @@
 #include "pelt.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
+#include "steal.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "types.bpf.h"
@@ -64,11 +65,13 @@ static __always_inline bool core_idle(s32 cpu)
 
 /*
  * sync: the waker is about to sleep, so run the wakee where the waker is,
- * unless prev (same LLC) is idle, which is as cache-warm and free right now.
+ * unless prev (same LLC) is idle, which is as cache-warm and free right now,
+ * or busy but free again within steal-min: moving then costs more than the
+ * wait saves (the same test as a steal's, steal.bpf.h).
  * @prev_busy: an ext task runs on prev, so it is not idle (no kfunc needed).
  */
 static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool prev_busy, u64 now,
-				       struct placement *pl)
+				       const struct sis_tunables *t, struct placement *pl)
 {
 	s32 waker = bpf_get_smp_processor_id();
 	struct task_struct *current = (void *)bpf_get_current_task_btf();
@@ -82,6 +85,9 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool pre
 		return false;
 	if (!prev_busy && task_allows(p, prev) && scx_bpf_test_and_clear_cpu_idle(prev))
 		return place(pl, prev, SIS_PATH_PREV_IDLE, true);
+	if (prev_busy && task_allows(p, prev) &&
+	    !wait_exceeds(prev, scx_bpf_dsq_nr_queued(cpu_dsq(prev)) + 1, now, tun_steal_min_ns(t)))
+		return false;
 	/* The waker's own DSQ is asked only when its work bit says it may hold something. */
 	if (!task_allows(p, waker) || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) ||
 	    (work_maybe(waker) && scx_bpf_dsq_nr_queued(waker)))
@@ -236,7 +242,7 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 	const struct cpumask *mask;
 	s32 cpu;
 
-	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, prev_busy, now, pl))
+	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, prev_busy, now, t, pl))
 		return;
 
 	if (prev_ok && !prev_busy && core_idle(prev) && scx_bpf_test_and_clear_cpu_idle(prev)) {
