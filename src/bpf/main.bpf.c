@@ -328,11 +328,17 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	nr = work_maybe(cpu) ? scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) : 0;
 	if (!nr)
 		return;
-	/* What waits may be only tasks bound to this CPU: a stealer could take none of them. */
-	head = nr == 1 ? __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu)) : NULL;
-	if (head && head->nr_cpus_allowed == 1)
+	head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
+	/* What waits may be only a task bound to this CPU: a stealer could take none of them. */
+	if (head && nr == 1 && head->nr_cpus_allowed == 1)
 		return;
-	if (!wait_exceeds(cpu, nr, now, tun_steal_min_ns(&t))) {
+	/*
+	 * An idle CPU looks for work only when kicked: a head that has waited
+	 * steal-min gets a stealer whatever the estimate said, one tick later at
+	 * the most, or an estimate that was wrong could leave it waiting for good.
+	 */
+	if (!head_waited(head, now, tun_steal_min_ns(&t)) &&
+	    !wait_exceeds(cpu, nr, now, tun_steal_min_ns(&t))) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
@@ -477,6 +483,8 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 		return -ENOMEM;
 	tctx->last_cpu = -1;
 	tctx->wakeq_slot = -1;
+	/* Until it has run, a task is taken to run a whole slice: no steal is refused for it. */
+	tctx->avg_run = SIS_DFL_SLICE_NS;
 	return 0;
 }
 

@@ -233,6 +233,14 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, u64 now,
 	return STOLE_NONE;
 }
 
+/* @head (NULL: none) has waited in its queue for at least @min. */
+static __always_inline bool head_waited(struct task_struct *head, u64 now, u64 min)
+{
+	struct sis_task_ctx *h = head ? task_ctx(head) : NULL;
+
+	return h && now - h->queued_at >= min;
+}
+
 /*
  * Whether a task queued on busy @cpu, behind @nr - 1 others, would wait at
  * least @min for @cpu: what the running task has left, plus a run of the
