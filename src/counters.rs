@@ -51,6 +51,7 @@ pub struct Counters {
     pub paths: [u64; NR_PATHS],
     pub cost_hist: [u64; COST_BUCKETS],
     pub wakeq_wait_hist: [u64; COST_BUCKETS],
+    pub steal_wait_hist: [u64; COST_BUCKETS],
 }
 
 impl Default for Counters {
@@ -60,6 +61,7 @@ impl Default for Counters {
             paths: [0; NR_PATHS],
             cost_hist: [0; COST_BUCKETS],
             wakeq_wait_hist: [0; COST_BUCKETS],
+            steal_wait_hist: [0; COST_BUCKETS],
         }
     }
 }
@@ -83,6 +85,7 @@ impl Counters {
         add_into(&mut self.paths, &s.paths);
         add_into(&mut self.cost_hist, &s.cost_hist);
         add_into(&mut self.wakeq_wait_hist, &s.wakeq_wait_hist);
+        add_into(&mut self.steal_wait_hist, &s.steal_wait_hist);
     }
 }
 

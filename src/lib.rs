@@ -13,6 +13,7 @@ pub mod curves;
 pub mod policy;
 pub mod topology;
 pub mod tunables;
+pub mod verifier;
 
 // Loading and running the scheduler.
 pub mod features;

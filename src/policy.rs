@@ -84,6 +84,8 @@ pub mod defaults {
     /// 0: one shard per 4 CPUs of the LLC (topology::default_shards).
     pub const WAKEQ_SHARDS: u32 = 0;
     pub const BALANCE_LAG_US: u32 = 12_000;
+    /// About the kernel's sysctl_sched_migration_cost.
+    pub const STEAL_MIN_US: u32 = 500;
 }
 
 /// A flag's help: what it does, then its default.
@@ -187,6 +189,17 @@ pub struct PolicyOpts {
     )]
     pub balance_lag_us: Option<u32>,
 
+    #[arg(
+        long,
+        value_parser = clap::value_parser!(u32).range(0..=1_000_000),
+        help = with_default(
+            "An idle CPU steals a queued task (and busy CPUs kick one to) only when the task \
+             would otherwise wait this long, in microseconds; 0 steals whatever waits",
+            defaults::STEAL_MIN_US,
+        ),
+    )]
+    pub steal_min_us: Option<u32>,
+
     /// Test only: make the BPF scheduler fail with scx_bpf_error().
     #[arg(long, hide = true)]
     pub test_inject_error: Option<bool>,
@@ -239,7 +252,7 @@ mod tests {
         let names: Vec<String> = help_defaults().into_iter().map(|(f, _)| f).collect();
         assert_eq!(
             names.len(),
-            12,
+            13,
             "a policy flag was added or lost: {names:?}"
         );
         assert_eq!(help_defaults()[1], ("slice-us".into(), "3000".into()));

@@ -17,7 +17,7 @@ use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
 use crate::policy::Curve;
 use crate::stats::{self, Metrics};
 use crate::topology::{self, Layout};
-use crate::{counters, curves, preflight, tunables};
+use crate::{counters, curves, preflight, tunables, verifier};
 
 pub const OPS_NAME: &str = "scx_sis";
 
@@ -140,13 +140,15 @@ impl<'a> Scheduler<'a> {
             .tunables()
             .map(|t| tunables::describe(&t))
             .unwrap_or_else(|e| format!("tunables unreadable: {e}"));
+        let insns = verifier::describe(&verifier::struct_ops_insns("sis_"));
         format!(
-            "{OPS_NAME} on kernel {}: {} CPUs in {} LLC(s), SMT {}\npolicy: {policy}\ntunables: {} (change live with: scx_sis tune)",
+            "{OPS_NAME} on kernel {}: {} CPUs in {} LLC(s), SMT {}\npolicy: {policy}\ntunables: {} (change live with: scx_sis tune)\nverifier: processed instructions: {}",
             preflight::kernel_release(),
             self.layout.llcs.iter().map(Vec::len).sum::<usize>(),
             self.layout.llcs.len(),
             if self.layout.smt { "on" } else { "off" },
             tunables::TUNABLES_PIN,
+            if insns.is_empty() { "unknown" } else { &insns },
         )
     }
 

@@ -32,8 +32,7 @@ pub struct Metrics {
 }
 
 // Adding a counter: its SIS_CNT_ constant in src/bpf/intf.h, then one line here. The order is
-// the JSON order, which the guest scripts rely on: "cpus" first, and the counters they read
-// before "select_ns_hist".
+// the JSON order (the VM tests decode the JSON as Metrics, so they do not depend on it).
 llc_metrics! {
     gauge cpus: u64, "CPUs in the LLC";
     gauge util_pct: f64, "Summed utilization in percent of the LLC's capacity";
@@ -74,9 +73,10 @@ llc_metrics! {
     count scan_depth = sis_counter_SIS_CNT_SCAN_DEPTH, "Sum of the scan depth limits used";
     count scan_visited = sis_counter_SIS_CNT_SCAN_VISITED, "CPUs tested by llc_scan";
     count scan_found = sis_counter_SIS_CNT_SCAN_FOUND, "llc_scan stages that found an idle CPU";
-    count select_ns = sis_counter_SIS_CNT_COST_NS, "Total select_cpu cost in ns";
+    count select_ns = sis_counter_SIS_CNT_COST_NS,
+        "Total select_cpu cost in ns, of the timed calls (select_timed)";
     hist select_ns_hist = cost_hist,
-        "select_cpu cost histogram: bucket i counts calls of [2^i, 2^(i+1)) ns";
+        "select_cpu cost histogram of the timed calls: bucket i counts calls of [2^i, 2^(i+1)) ns";
     count wakeq_enqueued = sis_counter_SIS_CNT_WAKEQ_ENQ,
         "Wakeups queued in this LLC's wakequeue shards (by CPUs of this LLC)";
     count wakeq_dispatch_own = sis_counter_SIS_CNT_WAKEQ_DISP_OWN,
@@ -89,6 +89,24 @@ llc_metrics! {
         "Their summed wait, enqueue to running, ns";
     hist wakeq_wait_hist = wakeq_wait_hist,
         "Wakequeue wait histogram: bucket i counts waits of [2^i, 2^(i+1)) ns";
+    count select_timed = sis_counter_SIS_CNT_COST_SAMPLES,
+        "select_cpu calls timed for select_ns (one in 64; bpf_stats times them all)";
+    count steal_scans = sis_counter_SIS_CNT_STEAL_SCANS,
+        "Idle dispatches that looked for work to steal";
+    count steal_looked = sis_counter_SIS_CNT_STEAL_LOOKED,
+        "CPUs whose queue those dispatches looked at (only CPUs that may have work)";
+    count steal_from_kicker = sis_counter_SIS_CNT_STEAL_KICKER,
+        "Steals from the busy CPU that kicked the stealer";
+    count steal_skip_young = sis_counter_SIS_CNT_STEAL_SKIP_YOUNG,
+        "Queue heads left in place: a steal would save less than steal-min";
+    count steal_skip_hot = sis_counter_SIS_CNT_STEAL_SKIP_HOT,
+        "Queue heads left in place: cache-hot, a steal would save less than 2x steal-min";
+    count steal_wait_ns = sis_counter_SIS_CNT_STEAL_WAIT_NS,
+        "Summed wait of the stolen tasks, queued to stolen, ns";
+    hist steal_wait_hist = steal_wait_hist,
+        "Wait of stolen tasks: bucket i counts waits of [2^i, 2^(i+1)) ns";
+    count kicks_skipped = sis_counter_SIS_CNT_KICKS_SKIPPED,
+        "Stealer kicks not sent (tick, wakeup): the wait would be below steal-min";
     shards shards, "Per-shard wakequeue statistics, by shard index";
 }
 

@@ -36,6 +36,7 @@ pub fn defaults() -> sis_tunables {
         test_inject_error: 0,
         plain: (dfl::PRESET == Preset::Plain) as u32,
         balance_lag_us: dfl::BALANCE_LAG_US,
+        steal_min_us: dfl::STEAL_MIN_US,
     }
 }
 
@@ -60,6 +61,7 @@ pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
             .map_or(base.test_inject_error, |v| v as u32),
         plain: p.preset.map_or(base.plain, |v| (v == Preset::Plain) as u32),
         balance_lag_us: p.balance_lag_us.unwrap_or(base.balance_lag_us),
+        steal_min_us: p.steal_min_us.unwrap_or(base.steal_min_us),
         ..*base
     }
 }
@@ -94,6 +96,7 @@ pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
             },
         ),
         ("balance-lag-us", t.balance_lag_us.to_string()),
+        ("steal-min-us", t.steal_min_us.to_string()),
         ("test-inject-error", onoff(t.test_inject_error)),
     ]
 }
@@ -227,6 +230,10 @@ mod tests {
         assert_eq!(
             value("SIS_DFL_BALANCE_LAG_US"),
             Some(dfl::BALANCE_LAG_US.into())
+        );
+        assert_eq!(
+            value("SIS_DFL_STEAL_MIN_US"),
+            Some(dfl::STEAL_MIN_US.into())
         );
         // Where the header names the SIS_UTIL period's fallback.
         if let Some(period) = value("SIS_DFL_SIS_UTIL_PERIOD_US") {

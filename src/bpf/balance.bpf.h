@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Moving waiting tasks between CPUs: idle CPUs steal, busy CPUs pull a task
- * that lags in vtime, and work waiting on a CPU that a higher sched class
- * (RT, deadline) holds moves on.
+ * Moving waiting tasks between CPUs: busy CPUs pull a task that lags in
+ * vtime, and work waiting on a CPU that a higher sched class (RT, deadline)
+ * holds moves on. (Idle CPUs' steals: steal.bpf.h.)
  *
  * Why a lag pull: with a queue per CPU, three loops on two CPUs put two on
  * one CPU and one on the other, and nothing ever moved them (50/50/100% of a
@@ -83,47 +83,6 @@ static __always_inline bool head_vtime(u64 dsq, u64 *vtime)
 		return false;
 	*vtime = head->scx.dsq_vtime;
 	return true;
-}
-
-/*
- * Move the first task this CPU may run of @cpu's DSQ here, if it holds at
- * least @min tasks, or any task while a higher sched class holds @cpu.
- */
-static __always_inline bool take_from(s32 cpu, u64 min, u64 now)
-{
-	if (cpu < 0)
-		return false;
-	return scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) >= (cpu_held(cpu, now) ? 1 : min) &&
-	       scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0);
-}
-
-enum steal_result { STOLE_NONE, STOLE_LLC, STOLE_REMOTE };
-
-/*
- * An idle CPU takes a task from another CPU's DSQ: in its LLC first
- * (starting after @cpu so stealers spread out), then in other LLCs.
- */
-static __always_inline enum steal_result steal(s32 cpu, u32 llc, u64 now)
-{
-	u32 n = llc_size(llc), pos = llc_pos_of(cpu), i;
-	s32 victim;
-
-	bpf_for (i, 1, n) {
-		u32 idx = pos + i;
-
-		if (idx >= n)
-			idx -= n;
-		if (take_from(llc_cpu_at(llc, idx), 1, now))
-			return STOLE_LLC;
-	}
-	bpf_for (i, 1, nr_cpus) {
-		victim = cpu + i;
-		if (victim >= nr_cpus)
-			victim -= nr_cpus;
-		if (llc_of(victim) != llc && take_from(victim, 1, now))
-			return STOLE_REMOTE;
-	}
-	return STOLE_NONE;
 }
 
 /*
@@ -235,14 +194,15 @@ static __always_inline bool take_from_held(s32 cpu, u32 llc, u64 now)
 }
 
 /*
- * Wake an idle CPU to steal waiting work, counted in @counter: in @llc if
- * one is idle, else anywhere (idle CPUs steal from other LLCs too). False
- * when no CPU is idle.
+ * Wake an idle CPU to steal the work waiting on @from, counted in @counter:
+ * in @llc if one is idle, else anywhere (idle CPUs steal from other LLCs
+ * too). The woken CPU looks at @from first. False when no CPU is idle.
  */
-static __always_inline bool wake_stealer(u32 llc, enum sis_counter counter)
+static __always_inline bool wake_stealer(u32 llc, s32 from, enum sis_counter counter)
 {
 	const struct cpumask *mask = llc_mask(llc);
 	s32 idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
+	struct sis_cpu_ctx *ictx;
 
 	if (idle < 0) {
 		mask = scx_bpf_get_idle_cpumask();
@@ -251,6 +211,9 @@ static __always_inline bool wake_stealer(u32 llc, enum sis_counter counter)
 	}
 	if (idle < 0)
 		return false;
+	ictx = cpu_ctx(idle);
+	if (ictx)
+		ictx->kicked_by = from + 1;
 	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 	stat_inc(counter);
 	return true;
@@ -272,7 +235,7 @@ static __always_inline void rescue_from_held(u32 llc, u64 now)
 		s32 cpu = llc_cpu_at(llc, i);
 
 		if (cpu_held(cpu, now) && scx_bpf_dsq_nr_queued(cpu_dsq(cpu))) {
-			wake_stealer(llc, SIS_CNT_RESCUES);
+			wake_stealer(llc, cpu, SIS_CNT_RESCUES);
 			return;
 		}
 	}

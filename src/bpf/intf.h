@@ -24,6 +24,8 @@ enum sis_limits {
 	/* Resolution of the SIS_UTIL curve tables: util is looked up in 1/128 steps. */
 	SIS_UTIL_STEPS = 128,
 	SIS_COST_BUCKETS = 32,
+	/* select_cpu times one call in this many (a power of two); bpf_stats times them all. */
+	SIS_COST_SAMPLE_EVERY = 64,
 	SIS_CAPACITY = 1024,
 };
 
@@ -87,6 +89,14 @@ enum sis_counter {
 	SIS_CNT_HELD_AVOIDED,	  /* wakeups whose prev a higher class held, placed elsewhere */
 	SIS_CNT_WAKEUP_PREEMPTS,  /* a wakee earlier in vtime preempted a running task */
 	SIS_CNT_WAKEUP_KICKS,	  /* idle CPUs kicked to take a wakee queued behind a busy one */
+	SIS_CNT_COST_SAMPLES,	  /* select_cpu calls timed (one in SIS_COST_SAMPLE_EVERY) */
+	SIS_CNT_STEAL_SCANS,	  /* idle dispatches that looked for work to steal */
+	SIS_CNT_STEAL_LOOKED,	  /* CPUs whose queue those dispatches looked at */
+	SIS_CNT_STEAL_KICKER,	  /* steals from the CPU that kicked the stealer */
+	SIS_CNT_STEAL_SKIP_YOUNG, /* heads left: expected wait below steal-min */
+	SIS_CNT_STEAL_SKIP_HOT,	  /* heads left: cache-hot, expected wait below 2x steal-min */
+	SIS_CNT_STEAL_WAIT_NS,	  /* summed wait of stolen tasks, queued to stolen */
+	SIS_CNT_KICKS_SKIPPED,	  /* stealer kicks not sent: the wait would be below steal-min */
 	SIS_NR_COUNTERS,
 };
 
@@ -97,6 +107,8 @@ struct sis_llc_stats {
 	u64 cost_hist[SIS_COST_BUCKETS];
 	/* Wakequeue wait (enqueue to running), same buckets. */
 	u64 wakeq_wait_hist[SIS_COST_BUCKETS];
+	/* How long a stolen task had waited in its queue, same buckets. */
+	u64 steal_wait_hist[SIS_COST_BUCKETS];
 };
 
 /*
@@ -122,6 +134,11 @@ struct sis_tunables {
 	 * another CPU's waiting head by before it pulls that head over.
 	 */
 	u32 balance_lag_us;
+	/*
+	 * Steal a queued task (or kick a CPU to) only when it would otherwise
+	 * wait at least this long, in us: about what a migration costs.
+	 */
+	u32 steal_min_us;
 	/* Test-only: non-zero makes the next dispatch call scx_bpf_error(). */
 	u32 test_inject_error;
 };

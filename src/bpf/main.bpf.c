@@ -45,12 +45,14 @@
 #include "placement.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
+#include "steal.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
 #include "wakeq.bpf.h"
+#include "workmask.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -62,6 +64,8 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	struct sis_llc_stats *s = stats_of_llc(llc_of(prev_cpu));
 	struct placement pl = {.cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
 	u64 start = bpf_ktime_get_ns();
+	/* Self-timing costs two clock reads; bpf_stats times every call, so sample ours. */
+	bool timed = s && !(s->counters[SIS_CNT_WAKEUPS] & (SIS_COST_SAMPLE_EVERY - 1));
 	struct sis_tunables t;
 
 	tun_snapshot(&t);
@@ -71,7 +75,10 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	} else {
 		pick_cpu(p, prev_cpu, wake_flags, start, &t, s, &pl);
 	}
-	stat_cost(s, bpf_ktime_get_ns() - start);
+	if (timed) {
+		stat_cost(s, bpf_ktime_get_ns() - start);
+		stat_add(s, SIS_CNT_COST_SAMPLES, 1);
+	}
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
 	stat_path(s, pl.path);
 	if (!t.plain && cpu_held_since(pl.cpu, start))
@@ -109,10 +116,12 @@ static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
  * tick. Not when @cpu is the waker's own: a sync waker is about to sleep,
  * and the wakee runs there next.
  */
-static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u64 vtime)
+static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u64 vtime,
+					       const struct sis_tunables *t)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu), *ictx;
 	const struct cpumask *mask;
+	u64 now = bpf_ktime_get_ns();
 	s32 idle;
 
 	if (!cctx || !cctx->running) {
@@ -120,7 +129,7 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u
 		return;
 	}
 	if (p->nr_cpus_allowed == 1) {
-		if (time_before(vtime, curr_vtime_at(cctx, bpf_ktime_get_ns()))) {
+		if (time_before(vtime, curr_vtime_at(cctx, now))) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			stat_inc(SIS_CNT_WAKEUP_PREEMPTS);
 		}
@@ -128,9 +137,16 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u
 	}
 	if (cpu == bpf_get_smp_processor_id())
 		return;
+	if (!wait_exceeds(cpu, scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), now, tun_steal_min_ns(t))) {
+		stat_inc(SIS_CNT_KICKS_SKIPPED);
+		return;
+	}
 	mask = llc_mask_for(p, llc_of(cpu));
 	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
 	if (idle >= 0) {
+		ictx = cpu_ctx(idle);
+		if (ictx)
+			ictx->kicked_by = cpu + 1;
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 		stat_inc(SIS_CNT_WAKEUP_KICKS);
 	}
@@ -159,9 +175,12 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	if (wakeq_enqueue(p, cpu, vtime, enq_flags, &t))
 		return;
 
+	if (tctx)
+		tctx->queued_at = bpf_ktime_get_ns();
 	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), vtime, enq_flags);
+	work_mark(cpu);
 	if (wakeup)
-		wakeup_behind_busy(p, cpu, vtime);
+		wakeup_behind_busy(p, cpu, vtime, &t);
 	else
 		/* Placed on an idle CPU without claiming it (a race): wake it. */
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -190,7 +209,8 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
 	vtime = vtime_charged(prev);
-	if (ahead_of(cpu_dsq(cpu), vtime) || ahead_of(shard_dsq(own_slot(cpu, t)), vtime))
+	if (ahead_of(cpu_dsq(cpu), vtime) ||
+	    (llc_wakeq_maybe(llc_of(cpu)) && ahead_of(shard_dsq(own_slot(cpu, t)), vtime)))
 		return false;
 	/* prev is still the queue's minimum: the CPU's clock moves with it. */
 	cctx = cpu_ctx(cpu);
@@ -205,7 +225,7 @@ static __always_inline bool shard_first(s32 cpu, const struct sis_tunables *t)
 {
 	u64 shard, own;
 
-	if (!head_vtime(shard_dsq(own_slot(cpu, t)), &shard))
+	if (!llc_wakeq_maybe(llc_of(cpu)) || !head_vtime(shard_dsq(own_slot(cpu, t)), &shard))
 		return false;
 	return !head_vtime(cpu_dsq(cpu), &own) || time_before(shard, own);
 }
@@ -251,14 +271,17 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	 */
 	if (shard_first(cpu, &t) && wakeq_dispatch(cpu, &t))
 		return;
-	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
-		stat_inc(SIS_CNT_DISPATCH_LOCAL);
-		return;
+	if (work_maybe(cpu)) {
+		if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
+			stat_inc(SIS_CNT_DISPATCH_LOCAL);
+			return;
+		}
+		work_clear(cpu, cpu_dsq(cpu));
 	}
 	if (wakeq_dispatch(cpu, &t))
 		return;
 
-	switch (steal(cpu, llc, bpf_ktime_get_ns())) {
+	switch (steal(cpu, llc, bpf_ktime_get_ns(), &t)) {
 	case STOLE_LLC:
 		stat_inc(SIS_CNT_DISPATCH_LLC);
 		return;
@@ -271,7 +294,9 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 
 	/* Other LLCs' wakequeues last: their own CPUs serve them first. */
 	bpf_for (i, 0, nr_llcs * SIS_MAX_SHARDS) {
-		if (i / SIS_MAX_SHARDS != llc && take_from_slot(i)) {
+		u32 other = i / SIS_MAX_SHARDS;
+
+		if (other != llc && llc_wakeq_maybe(other) && take_from_slot(i)) {
 			stat_inc(SIS_CNT_DISPATCH_REMOTE);
 			return;
 		}
@@ -288,16 +313,36 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	u32 llc = llc_of(cpu);
+	u64 now = bpf_ktime_get_ns(), nr;
+	struct task_struct *head;
 	struct sis_tunables t;
 
 	tun_snapshot(&t);
 	if (t.plain)
 		return;
-	rescue_from_held(llc, bpf_ktime_get_ns());
-	if (!scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) &&
-	    !scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t))))
+	rescue_from_held(llc, now);
+	if (llc_wakeq_maybe(llc) && scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t)))) {
+		wake_stealer(llc, cpu, SIS_CNT_TICK_KICKS);
 		return;
-	wake_stealer(llc, SIS_CNT_TICK_KICKS);
+	}
+	nr = work_maybe(cpu) ? scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) : 0;
+	if (!nr)
+		return;
+	head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
+	/* What waits may be only a task bound to this CPU: a stealer could take none of them. */
+	if (head && nr == 1 && head->nr_cpus_allowed == 1)
+		return;
+	/*
+	 * An idle CPU looks for work only when kicked: a head that has waited
+	 * steal-min gets a stealer whatever the estimate said, one tick later at
+	 * the most, or an estimate that was wrong could leave it waiting for good.
+	 */
+	if (!head_waited(head, now, tun_steal_min_ns(&t)) &&
+	    !wait_exceeds(cpu, nr, now, tun_steal_min_ns(&t))) {
+		stat_inc(SIS_CNT_KICKS_SKIPPED);
+		return;
+	}
+	wake_stealer(llc, cpu, SIS_CNT_TICK_KICKS);
 }
 
 /*
@@ -340,7 +385,7 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 	waiting = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) +
 		  scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
 	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
-		if (!wake_stealer(llc_of(cpu), SIS_CNT_RESCUES))
+		if (!wake_stealer(llc_of(cpu), cpu, SIS_CNT_RESCUES))
 			break;
 	}
 }
@@ -382,6 +427,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		cctx->running = 1;
 		cctx->curr_vtime = vtime;
 		cctx->curr_weight = p->scx.weight;
+		cctx->curr_avg_run = tctx ? tctx->avg_run : 0;
 		cctx->curr_at = now;
 		/* Monotonic, like CFS's min_vruntime: the picked task is the queue's minimum. */
 		if (time_before(cctx->vtime_now, vtime))
@@ -413,6 +459,9 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 		return;
 	sis_pelt_advance(&tctx->util, now, true);
 	tctx->slept = !runnable;
+	tctx->stopped_at = now;
+	if (now > tctx->running_at)
+		run_avg_update(tctx, now - tctx->running_at);
 	/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
 	if (now > tctx->running_at)
 		scx_bpf_task_set_dsq_vtime(
@@ -434,6 +483,8 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 		return -ENOMEM;
 	tctx->last_cpu = -1;
 	tctx->wakeq_slot = -1;
+	/* Until it has run, a task is taken to run a whole slice: no steal is refused for it. */
+	tctx->avg_run = SIS_DFL_SLICE_NS;
 	return 0;
 }
 

@@ -13,9 +13,11 @@
 #include "pelt.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
+#include "steal.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "types.bpf.h"
+#include "workmask.bpf.h"
 
 /* Policies of the higher sched classes (uapi sched.h; vmlinux.h has no macros). */
 enum {
@@ -30,10 +32,12 @@ struct placement {
 	bool idle; /* @cpu was idle and is now claimed for the task */
 };
 
-/* @p may run on @cpu; a negative @cpu (no CPU) never matches. */
+/* @p may run on @cpu; a negative @cpu (no CPU) never matches. No cpumask test for most tasks. */
 static __always_inline bool task_allows(struct task_struct *p, s32 cpu)
 {
-	return cpu >= 0 && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+	if (cpu < 0)
+		return false;
+	return p->nr_cpus_allowed >= nr_cpus || bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 }
 
 /* Record a decision; true, so that a stage can end with "return place(...)". */
@@ -61,10 +65,13 @@ static __always_inline bool core_idle(s32 cpu)
 
 /*
  * sync: the waker is about to sleep, so run the wakee where the waker is,
- * unless prev (same LLC) is idle, which is as cache-warm and free right now.
+ * unless prev (same LLC) is idle, which is as cache-warm and free right now,
+ * or busy but free again within steal-min: moving then costs more than the
+ * wait saves (the same test as a steal's, steal.bpf.h).
+ * @prev_busy: an ext task runs on prev, so it is not idle (no kfunc needed).
  */
-static __always_inline bool stage_sync(struct task_struct *p, s32 prev, u64 now,
-				       struct placement *pl)
+static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool prev_busy, u64 now,
+				       const struct sis_tunables *t, struct placement *pl)
 {
 	s32 waker = bpf_get_smp_processor_id();
 	struct task_struct *current = (void *)bpf_get_current_task_btf();
@@ -76,10 +83,14 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, u64 now,
 	if (policy == SIS_SCHED_FIFO || policy == SIS_SCHED_RR || policy == SIS_SCHED_DEADLINE ||
 	    cpu_held(waker, now))
 		return false;
-	if (task_allows(p, prev) && scx_bpf_test_and_clear_cpu_idle(prev))
+	if (!prev_busy && task_allows(p, prev) && scx_bpf_test_and_clear_cpu_idle(prev))
 		return place(pl, prev, SIS_PATH_PREV_IDLE, true);
+	if (prev_busy && task_allows(p, prev) &&
+	    !wait_exceeds(prev, scx_bpf_dsq_nr_queued(cpu_dsq(prev)) + 1, now, tun_steal_min_ns(t)))
+		return false;
+	/* The waker's own DSQ is asked only when its work bit says it may hold something. */
 	if (!task_allows(p, waker) || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) ||
-	    scx_bpf_dsq_nr_queued(waker))
+	    (work_maybe(waker) && scx_bpf_dsq_nr_queued(waker)))
 		return false;
 	return place(pl, waker, SIS_PATH_SYNC, false);
 }
@@ -89,18 +100,24 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, u64 now,
  * prev's utilization without @p is at most the threshold, in per-mille of
  * capacity. Utilization, not load: load_avg can exceed its nominal maximum.
  */
-static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev, u64 now,
+static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
+					     const struct sis_cpu_ctx *pc, u64 now,
 					     const struct sis_tunables *t)
 {
-	struct sis_task_ctx *tctx = task_ctx(p);
-	u64 util = cpu_util_now(prev, now);
+	u64 limit = (u64)t->prev_bias_threshold_permille * SIS_CAPACITY;
+	u64 util = sis_pelt_peek(&pc->util, now, pc->running);
+	struct sis_task_ctx *tctx;
 	u64 own;
 
+	/* Below the threshold with the task's own share counted: no task lookup needed. */
+	if (util * 1000 <= limit)
+		return true;
+	tctx = task_ctx(p);
 	if (tctx && tctx->last_cpu == prev) {
 		own = sis_pelt_peek(&tctx->util, now, false);
 		util = util > own ? util - own : 0;
 	}
-	return util * 1000 <= (u64)t->prev_bias_threshold_permille * SIS_CAPACITY;
+	return util * 1000 <= limit;
 }
 
 /*
@@ -202,26 +219,38 @@ static __always_inline void place_off_held(struct task_struct *p, s32 prev, u64 
 	place(pl, prev, SIS_PATH_FALLBACK, false);
 }
 
-/* select_cpu's stages in order: the first that decides writes @pl. */
+/*
+ * select_cpu's stages in order: the first that decides writes @pl.
+ *
+ * Cost matters here more than anywhere: this runs on every wakeup, and a
+ * saturated LLC (prev busy, nr_scan 0) gains nothing from any search. That
+ * path asks the kernel for nothing but prev's and the task's context (two
+ * map lookups) after select_cpu's own tunables, stats and clock: whether prev
+ * is busy comes from our own per-CPU state, not from the idle masks, and the
+ * cpumask tests are skipped for tasks allowed everywhere.
+ */
 static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_flags, u64 now,
 				     const struct sis_tunables *t, struct sis_llc_stats *s,
 				     struct placement *pl)
 {
 	u32 llc = llc_of(prev);
 	u32 nr = llc_nr_scan[llc & (SIS_MAX_LLCS - 1)];
+	struct sis_cpu_ctx *pc = cpu_ctx(prev);
 	bool prev_ok = task_allows(p, prev), held = cpu_held(prev, now);
+	/* An ext task runs there now; if that went stale, the enqueue's kick still wakes prev. */
+	bool prev_busy = pc && pc->running;
 	const struct cpumask *mask;
 	s32 cpu;
 
-	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, now, pl))
+	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, prev_busy, now, t, pl))
 		return;
 
-	if (prev_ok && core_idle(prev) && scx_bpf_test_and_clear_cpu_idle(prev)) {
+	if (prev_ok && !prev_busy && core_idle(prev) && scx_bpf_test_and_clear_cpu_idle(prev)) {
 		place(pl, prev, SIS_PATH_PREV_IDLE, true);
 		return;
 	}
 
-	if (t->prev_bias && prev_ok && !held && prev_almost_idle(p, prev, now, t)) {
+	if (t->prev_bias && prev_ok && !held && pc && prev_almost_idle(p, prev, pc, now, t)) {
 		/*
 		 * Claim prev if it happens to be idle: unclaimed, an SMT
 		 * sibling's dispatch can steal it first and the task migrates.
@@ -250,7 +279,7 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 	}
 
 	/* No idle core: prev itself idle (its sibling busy) still beats moving. */
-	if (smt_enabled && prev_ok && scx_bpf_test_and_clear_cpu_idle(prev)) {
+	if (smt_enabled && prev_ok && !prev_busy && scx_bpf_test_and_clear_cpu_idle(prev)) {
 		place(pl, prev, SIS_PATH_PREV_IDLE, true);
 		return;
 	}

@@ -18,6 +18,7 @@ enum {
 	SIS_DFL_SLICE_NS = 3000000,
 	SIS_DFL_SIS_UTIL_PERIOD_US = 4000,
 	SIS_DFL_BALANCE_LAG_US = 12000,
+	SIS_DFL_STEAL_MIN_US = 500,
 };
 
 struct {
@@ -32,6 +33,7 @@ static const struct sis_tunables sis_fallback_tunables = {
 	.slice_ns = SIS_DFL_SLICE_NS,
 	.sis_util_period_us = SIS_DFL_SIS_UTIL_PERIOD_US,
 	.balance_lag_us = SIS_DFL_BALANCE_LAG_US,
+	.steal_min_us = SIS_DFL_STEAL_MIN_US,
 };
 
 /* Copy the live tunables into @t: one consistent view for one callback. */
@@ -53,6 +55,12 @@ static __always_inline u64 tun_slice_ns(const struct sis_tunables *t)
 static __always_inline u64 tun_balance_lag_ns(const struct sis_tunables *t)
 {
 	return (u64)(t->balance_lag_us ? t->balance_lag_us : SIS_DFL_BALANCE_LAG_US) * 1000;
+}
+
+/* In ns. 0 is a real value here: steal whatever waits (the eager policy, for A/B runs). */
+static __always_inline u64 tun_steal_min_ns(const struct sis_tunables *t)
+{
+	return (u64)t->steal_min_us * 1000;
 }
 
 /* The scheduler timer's period: the SIS_UTIL period, which the other periodic work shares. */

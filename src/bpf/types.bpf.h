@@ -18,10 +18,13 @@ struct sis_pelt {
 	u32 cur_busy; /* busy ns accumulated in the current period */
 };
 
-/* Per task (task storage): utilization, last CPU (for migrations) and run start. */
+/* Per task (task storage): utilization, last CPU (for migrations), run start and length. */
 struct sis_task_ctx {
 	struct sis_pelt util;
 	u64 running_at;
+	u64 stopped_at; /* when it last stopped running: its cache is warm for a while after */
+	u64 queued_at;	/* when it was queued in a CPU's DSQ (balance.bpf.h's expected wait) */
+	u64 avg_run;	/* average length of a run, ns (an EWMA; see run_avg_update()) */
 	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
 	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
 	s32 last_cpu;
@@ -37,10 +40,13 @@ struct sis_cpu_ctx {
 	 * a low-weight task's fast-moving vtime does not drag everyone forward.
 	 */
 	u64 vtime_now;
-	/* The running task's vtime and weight when it started, and when. */
+	/* The running task's vtime, weight and average run length when it started, and when. */
 	u64 curr_vtime;
 	u64 curr_at;
+	u64 curr_avg_run;
 	u32 curr_weight;
+	/* CPU + 1 of the busy CPU that last kicked this one to steal its work; 0 for none. */
+	u32 kicked_by;
 	u32 running;	       /* an ext task is on this CPU right now */
 	u64 stopped_at;	       /* when the last task stopped: a long gap means it idled */
 	u64 remote_balance_at; /* last look at other LLCs for a lagging task */

@@ -40,6 +40,12 @@ u32 llc_shards[SIS_MAX_LLCS]; /* shards in use, sampled by the timer */
  * at those slots, so on a busy LLC they waited for good.
  */
 u32 llc_orphaned[SIS_MAX_LLCS];
+/*
+ * Tasks in each LLC's shards, never fewer than are there: counted before the
+ * insert, uncounted after the task left. An LLC at 0 has nothing to serve,
+ * and a dispatch skips its 16 slots (a kfunc call each) without asking.
+ */
+s64 llc_wakeq_tasks[SIS_MAX_LLCS];
 
 /* Shard @slot's DSQ id: above every CPU id, so it never meets a CPU's DSQ. */
 static __always_inline u64 shard_dsq(u32 slot)
@@ -81,8 +87,16 @@ static __always_inline void wakeq_forget(struct sis_task_ctx *tctx, u64 *counter
 {
 	if (tctx->wakeq_slot >= 0) {
 		slot_add(counters, tctx->wakeq_slot);
+		__sync_fetch_and_add(
+			&llc_wakeq_tasks[(tctx->wakeq_slot / SIS_MAX_SHARDS) & (SIS_MAX_LLCS - 1)], -1);
 		tctx->wakeq_slot = -1;
 	}
+}
+
+/* @llc's shards may hold tasks. */
+static __always_inline bool llc_wakeq_maybe(u32 llc)
+{
+	return llc_wakeq_tasks[llc & (SIS_MAX_LLCS - 1)] > 0;
 }
 
 /*
@@ -100,12 +114,14 @@ static __always_inline bool wakeq_enqueue(struct task_struct *p, s32 cpu, u64 vt
 	if (!t->wakeq || !(enq_flags & SCX_ENQ_WAKEUP) || p->nr_cpus_allowed == 1 || !tctx)
 		return false;
 
+	/* Booked before the insert: a CPU may run the task before this returns. */
 	slot = own_slot(cpu, t) & (SIS_NR_SLOTS - 1);
-	scx_bpf_dsq_insert_vtime(p, shard_dsq(slot), tun_slice_ns(t), vtime, enq_flags);
 	tctx->wakeq_slot = slot;
 	tctx->wakeq_at = bpf_ktime_get_ns();
 	slot_add(shard_enqueued, slot);
+	__sync_fetch_and_add(&llc_wakeq_tasks[llc_of(cpu) & (SIS_MAX_LLCS - 1)], 1);
 	stat_inc(SIS_CNT_WAKEQ_ENQ);
+	scx_bpf_dsq_insert_vtime(p, shard_dsq(slot), tun_slice_ns(t), vtime, enq_flags);
 
 	depth = scx_bpf_dsq_nr_queued(shard_dsq(slot));
 	if (depth > shard_max_depth[slot])
@@ -133,6 +149,8 @@ static __always_inline bool wakeq_dispatch(s32 cpu, const struct sis_tunables *t
 {
 	u32 own = own_slot(cpu, t), base = llc_of(cpu) * SIS_MAX_SHARDS, i;
 
+	if (!llc_wakeq_maybe(llc_of(cpu)))
+		return false;
 	if (take_from_slot(own)) {
 		stat_inc(SIS_CNT_WAKEQ_DISP_OWN);
 		return true;

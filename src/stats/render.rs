@@ -43,7 +43,7 @@ impl Metrics {
                 avg(m.scan_depth, m.scan_runs),
                 avg(m.scan_visited, m.scan_runs),
                 pct(m.scan_found, m.scan_runs),
-                avg(m.select_ns, m.wakeups),
+                avg(m.select_ns, m.select_timed),
                 pow2_label(m.select_ns_quantile(0.99)),
                 rate(m.dispatch_local),
                 rate(m.dispatch_llc_steal),

@@ -27,6 +27,7 @@ mod policy;
 mod records;
 mod reliability;
 mod runtime_control;
+mod steal;
 mod wakeq;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -376,6 +377,11 @@ fn reliability_long_7() {
 // placed on the CPU it holds), wakeups counted under the LLC of the wakee's prev.
 vm_test!(fairness_6_12, "6.12", "fairness.sh", "2llc-smt", &[], then fairness::judge);
 vm_test!(fairness_7, "7", "fairness.sh", "2llc-smt", &[], then fairness::judge);
+
+// Stealing on expected wait (~2 min each): idle dispatches look at almost no CPU, steal-min
+// leaves young heads in place and is live, a kicked stealer takes the kicker's work.
+vm_test!(steal_6_12, "6.12", "steal.sh", "2llc-smt", &[], then steal::judge);
+vm_test!(steal_7, "7", "steal.sh", "2llc-smt", &[], then steal::judge);
 
 // Chaos: a random tunable changed ten times a second for 60 s under the stress-ng mix at 2x the
 // CPUs, then two concurrent tuners; never ejected, no task waits 5 s, the wakequeue's books

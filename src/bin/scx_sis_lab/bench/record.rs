@@ -64,6 +64,16 @@ pub struct RunRecord {
     /// Wakeups per placement path.
     #[serde(default)]
     pub paths: BTreeMap<String, u64>,
+    /// scx_sis only: where migrations come from besides placement. Idle CPUs' steals (in the
+    /// LLC and from others) and busy CPUs' lag pulls.
+    #[serde(default)]
+    pub steals: Option<u64>,
+    #[serde(default)]
+    pub pulls: Option<u64>,
+    /// The verifier's processed instructions per struct_ops program of the scheduler in force
+    /// (none for EEVDF), by program name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub verified_insns: BTreeMap<String, u32>,
 }
 
 impl RunRecord {
@@ -95,6 +105,9 @@ impl RunRecord {
             scan_hit_pct: None,
             sched_migrations: None,
             paths: BTreeMap::new(),
+            steals: None,
+            pulls: None,
+            verified_insns: BTreeMap::new(),
         }
     }
 }
@@ -156,6 +169,16 @@ pub const SCAN_VISITED: Metric = Metric {
     label: "CPUs tested/scan",
     decimals: 1,
     get: |r| r.scan_visited,
+};
+pub const STEALS: Metric = Metric {
+    label: "steals",
+    decimals: 0,
+    get: |r| r.steals.map(|v| v as f64),
+};
+pub const PULLS: Metric = Metric {
+    label: "lag pulls",
+    decimals: 0,
+    get: |r| r.pulls.map(|v| v as f64),
 };
 pub const WAKEUPS: Metric = Metric {
     label: "wakeups",

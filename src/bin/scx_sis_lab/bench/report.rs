@@ -2,7 +2,7 @@
 //! ratio to EEVDF and its spread; scx_sis's internals; a scaling table when several CPU counts
 //! were run; the failed runs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::config::BASELINE;
@@ -189,6 +189,8 @@ fn internals(out: &mut String, records: &[RunRecord], configs: &[&str], w: Workl
         &record::SELECT_SIS,
         &record::SCAN_DEPTH,
         &record::SCAN_VISITED,
+        &record::STEALS,
+        &record::PULLS,
     ];
     let _ = writeln!(
         out,
@@ -252,6 +254,50 @@ fn scaling(out: &mut String, records: &[RunRecord], meta: &Meta, cpus: &BTreeSet
     out.push('\n');
 }
 
+/// The verifier's processed instructions per program, one row per scheduler configuration (from
+/// its first run that recorded them: the count depends on the binary and the kernel only).
+fn verifier_table(out: &mut String, records: &[RunRecord], meta: &Meta) {
+    let rows: Vec<(&str, &BTreeMap<String, u32>)> = meta
+        .configs
+        .iter()
+        .filter_map(|(name, _)| {
+            let r = records
+                .iter()
+                .find(|r| r.config == *name && !r.verified_insns.is_empty())?;
+            Some((name.as_str(), &r.verified_insns))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let progs: BTreeSet<&str> = rows
+        .iter()
+        .flat_map(|(_, m)| m.keys().map(String::as_str))
+        .collect();
+    let _ = writeln!(
+        out,
+        "## Verifier: processed instructions per program
+
+         What veristat reports (bpf_prog_info.verified_insns): the cost of complexity, which \
+         carries over to hardware better than TCG nanoseconds.
+"
+    );
+    let mut cols = vec!["total"];
+    cols.extend(progs.iter().copied());
+    header(out, "config", &cols);
+    for (name, m) in rows {
+        let total: u64 = m.values().map(|&v| u64::from(v)).sum();
+        let mut cells = vec![total.to_string()];
+        cells.extend(
+            progs
+                .iter()
+                .map(|p| m.get(*p).map_or("–".into(), |v| v.to_string())),
+        );
+        let _ = writeln!(out, "| {name} | {} |", cells.join(" | "));
+    }
+    out.push('\n');
+}
+
 pub fn markdown(records: &[RunRecord], meta: &Meta) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# scx_sis bench\n");
@@ -285,6 +331,8 @@ pub fn markdown(records: &[RunRecord], meta: &Meta) -> String {
     } else {
         matrix(&mut out, records, meta);
     }
+
+    verifier_table(&mut out, records, meta);
 
     let failed: Vec<&RunRecord> = records.iter().filter(|r| !r.ok).collect();
     if !failed.is_empty() {

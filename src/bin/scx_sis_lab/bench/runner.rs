@@ -20,7 +20,7 @@ use super::config::{self, ConfigSpec, Target};
 use scx_sis::elapsed::hms;
 use scx_sis::preflight::{self, scx_ops, scx_state};
 use scx_sis::stats::{LlcMetrics, Metrics};
-use scx_sis::tunables;
+use scx_sis::{tunables, verifier};
 
 use super::plan::Plan;
 use super::record::RunRecord;
@@ -375,11 +375,13 @@ fn fill_sis_stats(r: &mut RunRecord, m: &Metrics) {
     let runs = sum(|l| l.scan_runs);
     let avg = |total: u64, n: u64| (n > 0).then(|| total as f64 / n as f64);
     r.wakeups = Some(wakeups);
-    r.select_ns_sis = avg(sum(|l| l.select_ns), wakeups);
+    r.select_ns_sis = avg(sum(|l| l.select_ns), sum(|l| l.select_timed));
     r.scan_depth = avg(sum(|l| l.scan_depth), runs);
     r.scan_visited = avg(sum(|l| l.scan_visited), runs);
     r.scan_hit_pct = avg(sum(|l| l.scan_found) * 100, runs);
     r.sched_migrations = Some(sum(|l| l.migrations));
+    r.steals = Some(sum(|l| l.dispatch_llc_steal + l.dispatch_remote_steal));
+    r.pulls = Some(sum(|l| l.pulls + l.pulls_remote));
     let mut paths = BTreeMap::new();
     for l in m.llcs.values() {
         for (k, v) in &l.paths {
@@ -462,6 +464,9 @@ fn measure_into(
     }
     if let Some(m) = &delta {
         fill_sis_stats(r, m);
+    }
+    if !matches!(active, Active::Nothing) {
+        r.verified_insns = verifier::struct_ops_insns("");
     }
     let counts = workload::parse_perf_stat(&fs::read_to_string(&perf_out).unwrap_or_default());
     r.migrations = counts.migrations;
@@ -604,6 +609,7 @@ mod tests {
             let l = LlcMetrics {
                 wakeups: wk,
                 select_ns: ns,
+                select_timed: wk / 64,
                 scan_runs: runs,
                 scan_depth: depth,
                 scan_visited: runs * 2,
@@ -616,7 +622,8 @@ mod tests {
         let mut r = RunRecord::new("x", "sis", Workload::Hackbench, 1);
         fill_sis_stats(&mut r, &m);
         assert_eq!(r.wakeups, Some(400));
-        assert_eq!(r.select_ns_sis, Some(100.0));
+        // 40,000 ns over the 6 timed calls (one in 64 of each LLC's wakeups).
+        assert_eq!(r.select_ns_sis, Some(40_000.0 / 6.0));
         assert_eq!(r.scan_depth, Some(3.0));
         assert_eq!(r.scan_visited, Some(2.0));
         assert_eq!(r.scan_hit_pct, Some(50.0));

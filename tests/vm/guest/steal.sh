@@ -1,0 +1,58 @@
+#!/bin/sh
+# Stealing on expected wait (issue 13): runs the workloads and records one monitor window per
+# phase (record mon PHASE); tests/vm/steal.rs judges them.
+#   idle         4 s with nothing to run: idle dispatches that look at (almost) no CPU.
+#   hb_default   hackbench under the default steal-min.
+#   hb_eager     the same with --steal-min-us 0 (steal whatever waits), switched live.
+#   hb_lazy      the same with --steal-min-us 100000: heads are left as young.
+# Env: SIS_HACKBENCH_ARGS (default "-g 2 -l 100").
+. /tests/lib.sh
+
+hb_args=${SIS_HACKBENCH_ARGS:--g 2 -l 100}
+check_topology
+
+if ! start_sched --stats-interval 60; then
+  fail sched_enabled "$SCHED_START_ERR"
+  finish
+fi
+pass sched_enabled "ops=$(scx_ops)"
+
+# window PHASE CMD...: one monitor window over CMD, recorded as mon PHASE.
+window() {
+  _phase=$1; shift
+  mon_window_start /tmp/steal_mon
+  "$@" >/tmp/steal_cmd 2>&1
+  _rc=$?
+  mon_window_stop "$_phase"
+  if [ $_rc -eq 0 ]; then
+    pass "ran_$_phase" "$* rc=0 $(grep '^Time:' /tmp/steal_cmd)"
+  else
+    fail "ran_$_phase" "$* rc=$_rc: $(tail -c 200 /tmp/steal_cmd)"
+  fi
+}
+
+# tune FLAGS...: switch live; "nothing to change" is fine.
+tune() {
+  if ! /bin/scx_sis tune "$@" >/dev/null 2>/tmp/tune.err; then
+    grep -q "nothing to change" /tmp/tune.err || fail "tune" "tune $*: $(cat /tmp/tune.err)"
+  fi
+}
+
+window idle sleep 4
+# shellcheck disable=SC2086
+window hb_default hackbench $hb_args
+tune --steal-min-us 0
+# shellcheck disable=SC2086
+window hb_eager hackbench $hb_args
+tune --steal-min-us 100000
+# shellcheck disable=SC2086
+window hb_lazy hackbench $hb_args
+tune --steal-min-us 500
+
+if sched_alive && [ "$(scx_state)" = enabled ]; then
+  pass sched_survived "state=enabled"
+else
+  fail sched_survived "state=$(scx_state)"
+fi
+stop_sched
+finish

@@ -1,0 +1,138 @@
+//! steal.sh's verdicts (stealing on expected wait): each phase's monitor window, summed over the
+//! LLCs.
+//! - idle: an idle CPU with nothing to steal looks at the CPUs that may have work, not at every
+//!   CPU (below one CPU per idle dispatch; asking every other CPU would be 7).
+//! - steal-min 0 leaves no head in place; 100 ms leaves young heads and steals less than 0.
+//! - a stealer that a busy CPU kicked takes that CPU's work (steal_from_kicker).
+//! - every steal is in the wait histogram.
+
+use scx_sis::stats::{LlcMetrics, Metrics};
+
+use crate::records::{llc_sum, Verdicts};
+use crate::GuestRun;
+
+/// The counters this judge reads, summed over the LLCs.
+struct Sums {
+    wakeups: u64,
+    migrations: u64,
+    steals: u64,
+    from_kicker: u64,
+    skipped: u64,
+    scans: u64,
+    looked: u64,
+    kicks: u64,
+    pulls: u64,
+    in_hist: u64,
+}
+
+impl Sums {
+    fn of(m: &Metrics) -> Sums {
+        let s = |f: fn(&LlcMetrics) -> u64| llc_sum(m, f);
+        Sums {
+            wakeups: s(|l| l.wakeups),
+            migrations: s(|l| l.migrations),
+            steals: s(|l| l.dispatch_llc_steal + l.dispatch_remote_steal),
+            from_kicker: s(|l| l.steal_from_kicker),
+            skipped: s(|l| l.steal_skip_young + l.steal_skip_hot),
+            scans: s(|l| l.steal_scans),
+            looked: s(|l| l.steal_looked),
+            kicks: s(|l| l.tick_kicks + l.wakeup_kicks),
+            pulls: s(|l| l.pulls + l.pulls_remote),
+            in_hist: s(|l| l.steal_wait_hist.iter().sum()),
+        }
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "wakeups={} migrations={} steals={} (from kicker {}, in the wait histogram {}) \
+             skipped={} scans={} looked={} kicks={} pulls={}",
+            self.wakeups,
+            self.migrations,
+            self.steals,
+            self.from_kicker,
+            self.in_hist,
+            self.skipped,
+            self.scans,
+            self.looked,
+            self.kicks,
+            self.pulls
+        )
+    }
+}
+
+pub fn judge(run: &GuestRun, v: &mut Verdicts) {
+    let r = &run.records;
+    let mut get = |phase: &str| -> Option<Sums> {
+        let m = r.mon(phase);
+        if m.is_none() {
+            v.fail(
+                "steal_windows",
+                format!("no monitor object for {phase}: {}", r.text(phase)),
+            );
+        }
+        m.as_ref().map(Sums::of)
+    };
+    let (Some(idle), Some(dfl), Some(eager), Some(lazy)) = (
+        get("idle"),
+        get("hb_default"),
+        get("hb_eager"),
+        get("hb_lazy"),
+    ) else {
+        return;
+    };
+    for (p, s) in [
+        ("idle", &idle),
+        ("hb_default", &dfl),
+        ("hb_eager", &eager),
+        ("hb_lazy", &lazy),
+    ] {
+        v.info(format!("{p}: {}", s.line()));
+    }
+
+    let per_scan = idle.looked as f64 / idle.scans.max(1) as f64;
+    v.check(
+        "steal_idle_scan",
+        idle.scans > 0 && per_scan < 1.0,
+        format!(
+            "{per_scan:.2} CPUs looked at per idle dispatch (want < 1, > 0 dispatches): {}",
+            idle.line()
+        ),
+    );
+    // Under TCG most heads have already waited the default's 0.5 ms, so the default's skips are
+    // reported above, not judged.
+    v.check(
+        "steal_min_zero",
+        eager.skipped == 0,
+        format!(
+            "steal-min 0 leaves no head in place (want 0 skipped): {}",
+            eager.line()
+        ),
+    );
+    v.check(
+        "steal_min_lazy",
+        lazy.skipped > 0 && lazy.steals < eager.steals,
+        format!(
+            "steal-min 100 ms leaves young heads and steals less than 0: {} | eager {}",
+            lazy.line(),
+            eager.line()
+        ),
+    );
+    v.check(
+        "steal_from_kicker",
+        eager.kicks > 0 && eager.from_kicker > 0,
+        format!(
+            "steal-min 0: kicked stealers take the kicker's work: {}",
+            eager.line()
+        ),
+    );
+    for (p, s) in [("hb_default", &dfl), ("hb_eager", &eager)] {
+        v.check(
+            &format!("steal_wait_hist_{p}"),
+            s.in_hist == s.steals,
+            format!(
+                "every steal in the wait histogram (the wakequeue is off): {}",
+                s.line()
+            ),
+        );
+    }
+}
