@@ -242,7 +242,8 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 	const struct cpumask *mask;
 	s32 cpu;
 
-	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, prev_busy, now, t, pl))
+	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) &&
+	    stage_sync(p, prev, prev_busy, now, t, pl))
 		return;
 
 	if (prev_ok && !prev_busy && core_idle(prev) && scx_bpf_test_and_clear_cpu_idle(prev)) {

@@ -43,8 +43,8 @@ u64 llc_remote_steal_at[SIS_MAX_LLCS];
 /* At stopping: fold a run of @ran ns into the task's average run length. */
 static __always_inline void run_avg_update(struct sis_task_ctx *tctx, u64 ran)
 {
-	tctx->avg_run = tctx->avg_run - (tctx->avg_run >> SIS_RUN_AVG_SHIFT) +
-			(ran >> SIS_RUN_AVG_SHIFT);
+	tctx->avg_run =
+		tctx->avg_run - (tctx->avg_run >> SIS_RUN_AVG_SHIFT) + (ran >> SIS_RUN_AVG_SHIFT);
 }
 
 /*
@@ -159,7 +159,8 @@ static __always_inline u64 llc_util_per_cpu(u32 llc)
  */
 static __always_inline s32 busier_llc(u32 llc, u64 now, u64 interval)
 {
-	/* At least a quarter CPU busier: one CPU's worth of imbalance between LLCs of 4 qualifies. */
+	/* At least a quarter CPU busier: one CPU's worth of imbalance between LLCs of 4 qualifies.
+	 */
 	u64 own = llc_util_per_cpu(llc), best = own + SIS_CAPACITY / SIS_BUSIER_DIV - 1;
 	u64 *at = &llc_remote_steal_at[llc & (SIS_MAX_LLCS - 1)], last = *at;
 	s32 found = -1;

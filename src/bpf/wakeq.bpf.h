@@ -88,7 +88,8 @@ static __always_inline void wakeq_forget(struct sis_task_ctx *tctx, u64 *counter
 	if (tctx->wakeq_slot >= 0) {
 		slot_add(counters, tctx->wakeq_slot);
 		__sync_fetch_and_add(
-			&llc_wakeq_tasks[(tctx->wakeq_slot / SIS_MAX_SHARDS) & (SIS_MAX_LLCS - 1)], -1);
+			&llc_wakeq_tasks[(tctx->wakeq_slot / SIS_MAX_SHARDS) & (SIS_MAX_LLCS - 1)],
+			-1);
 		tctx->wakeq_slot = -1;
 	}
 }
