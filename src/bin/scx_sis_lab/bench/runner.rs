@@ -609,7 +609,7 @@ mod tests {
             let l = LlcMetrics {
                 wakeups: wk,
                 select_ns: ns,
-                select_timed: wk / 64,
+                select_timed: wk / 50,
                 scan_runs: runs,
                 scan_depth: depth,
                 scan_visited: runs * 2,
@@ -622,8 +622,8 @@ mod tests {
         let mut r = RunRecord::new("x", "sis", Workload::Hackbench, 1);
         fill_sis_stats(&mut r, &m);
         assert_eq!(r.wakeups, Some(400));
-        // 40,000 ns over the 6 timed calls (one in 64 of each LLC's wakeups).
-        assert_eq!(r.select_ns_sis, Some(40_000.0 / 6.0));
+        // 40,000 ns over the 2 + 6 timed calls, not over the 400 wakeups.
+        assert_eq!(r.select_ns_sis, Some(5000.0));
         assert_eq!(r.scan_depth, Some(3.0));
         assert_eq!(r.scan_visited, Some(2.0));
         assert_eq!(r.scan_hit_pct, Some(50.0));
