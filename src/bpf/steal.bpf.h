@@ -12,9 +12,9 @@
  * steal-min is still cache-hot there and must save twice as much. A head
  * that has already waited steal-min goes whatever the estimate says, since
  * the estimate was wrong. Among the heads worth taking, the one that ran
- * longest ago goes (its cache is the coldest). Other LLCs are looked at only
- * when one is clearly busier than ours, and at most once per balance
- * interval per LLC.
+ * longest ago goes (its cache is the coldest). Other LLCs are looked at
+ * at most once per balance interval per LLC, the busiest first, and a steal
+ * from there must save twice as much.
  */
 #ifndef __SIS_STEAL_BPF_H
 #define __SIS_STEAL_BPF_H
@@ -33,8 +33,6 @@
 enum {
 	/* Weight of the newest run in a task's average run length: 1/4 (shift 2). */
 	SIS_RUN_AVG_SHIFT = 2,
-	/* "Clearly busier": utilization per CPU higher by this fraction of a CPU's capacity. */
-	SIS_BUSIER_DIV = 4,
 };
 
 /* When a CPU of each LLC last stole from another LLC. */
@@ -153,17 +151,18 @@ static __always_inline u64 llc_util_per_cpu(u32 llc)
 }
 
 /*
- * The busiest other LLC that may have work queued, if it is clearly busier
- * than @llc and no CPU of @llc stole from another LLC within @interval; -1
- * otherwise. Claims the interval for @llc when it returns an LLC.
+ * The busiest other LLC that may have work queued, if no CPU of @llc looked
+ * at another LLC within @interval; -1 otherwise. Claims the interval for
+ * @llc when it returns an LLC. No utilization gate: PELT trails an idle CPU
+ * by tens of ms, and gating on it left CPUs idle while CPU hogs waited in
+ * the other LLC (util fell to 90% under a hog per CPU). What a remote steal
+ * must save, twice steal-min, is the gate.
  */
-static __always_inline s32 busier_llc(u32 llc, u64 now, u64 interval)
+static __always_inline s32 remote_llc(u32 llc, u64 now, u64 interval)
 {
-	/* At least a quarter CPU busier: one CPU's worth of imbalance between LLCs of 4 qualifies.
-	 */
-	u64 own = llc_util_per_cpu(llc), best = own + SIS_CAPACITY / SIS_BUSIER_DIV - 1;
 	u64 *at = &llc_remote_steal_at[llc & (SIS_MAX_LLCS - 1)], last = *at;
 	s32 found = -1;
+	u64 best = 0;
 	u32 other;
 
 	if (nr_llcs < 2 || now - last < interval)
@@ -174,7 +173,7 @@ static __always_inline s32 busier_llc(u32 llc, u64 now, u64 interval)
 		if (other == llc || !llc_work_maybe(other))
 			continue;
 		util = llc_util_per_cpu(other);
-		if (util > best) {
+		if (found < 0 || util > best) {
 			best = util;
 			found = other;
 		}
@@ -204,7 +203,7 @@ static __always_inline bool steal_from(s32 victim, u64 now, struct sis_llc_stats
 /*
  * Idle @cpu looks for work: first on the CPU that kicked it (that CPU judged
  * its wait worth a steal when it kicked), then in its LLC, then, rarely, in
- * a clearly busier LLC, where a steal must save twice as much.
+ * another LLC, where a steal must save twice as much.
  */
 static __always_inline enum steal_result steal(s32 cpu, u32 llc, u64 now,
 					       const struct sis_tunables *t)
@@ -226,7 +225,7 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, u64 now,
 	victim = llc_work_maybe(llc) ? steal_victim(cpu, llc, now, min) : -1;
 	if (victim >= 0 && steal_from(victim, now, s))
 		return STOLE_LLC;
-	other = busier_llc(llc, now, tun_timer_period_ns(t));
+	other = remote_llc(llc, now, tun_timer_period_ns(t));
 	if (other < 0)
 		return STOLE_NONE;
 	victim = steal_victim(cpu, other, now, 2 * min);
