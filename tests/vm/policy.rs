@@ -2,6 +2,7 @@
 //! idle and under hogs, seed 002's affinity corner case. The guest's records are listed in
 //! policy.sh beside each check.
 
+use scx_sis::counters::PATH_NAMES;
 use scx_sis::curves;
 use scx_sis::policy::Curve;
 use scx_sis::stats::Metrics;
@@ -156,20 +157,13 @@ fn scan_line(m: &Metrics) -> String {
     )
 }
 
-/// "prev_idle=.. prev_almost_idle=.. ..." summed over LLCs.
+/// "sync=.. prev_idle=.. ..." summed over LLCs: every path but the plain preset's.
 fn paths(m: &Metrics) -> String {
-    [
-        "sync",
-        "prev_idle",
-        "prev_almost_idle",
-        "idle_core",
-        "llc_scan",
-        "cross_llc",
-        "fallback",
-    ]
-    .iter()
-    .map(|p| format!("{p}={} ", path_sum(m, p)))
-    .collect()
+    PATH_NAMES
+        .iter()
+        .filter(|p| **p != "kernel_dfl")
+        .map(|p| format!("{p}={} ", path_sum(m, p)))
+        .collect()
 }
 
 /// One info line per LLC.
