@@ -85,4 +85,16 @@ static __always_inline u32 sis_pelt_peek(const struct sis_pelt *s, u64 now, bool
 	return copy.avg;
 }
 
+/*
+ * sis_pelt_peek() as a global function, verified once: select_cpu reads two
+ * signals, and inlined there the decay arithmetic added about 3,300
+ * instructions to what the verifier walks on 7.3 (17.7k against 14.4k).
+ */
+__noinline u32 pelt_now(const struct sis_pelt *s, u64 now, u32 busy)
+{
+	if (!s)
+		return 0;
+	return sis_pelt_peek(s, now, busy);
+}
+
 #endif /* __SIS_PELT_BPF_H */
