@@ -271,13 +271,13 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	 */
 	if (shard_first(cpu, &t) && wakeq_dispatch(cpu, &t))
 		return;
-	if (work_maybe(cpu)) {
-		if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
-			stat_inc(SIS_CNT_DISPATCH_LOCAL);
-			return;
-		}
-		work_clear(cpu, cpu_dsq(cpu));
+	/* Whatever the work bit says (it can lag an insert; workmask.bpf.h). */
+	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
+		stat_inc(SIS_CNT_DISPATCH_LOCAL);
+		return;
 	}
+	if (work_maybe(cpu))
+		work_clear(cpu, cpu_dsq(cpu));
 	if (wakeq_dispatch(cpu, &t))
 		return;
 
@@ -325,9 +325,11 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 		wake_stealer(llc, cpu, SIS_CNT_TICK_KICKS);
 		return;
 	}
-	nr = work_maybe(cpu) ? scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) : 0;
+	nr = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 	if (!nr)
 		return;
+	/* Repair a bit that missed an insert (workmask.bpf.h), so stealers see this queue. */
+	work_mark(cpu);
 	head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
 	/* What waits may be only a task bound to this CPU: a stealer could take none of them. */
 	if (head && nr == 1 && head->nr_cpus_allowed == 1)

@@ -17,7 +17,6 @@
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "types.bpf.h"
-#include "workmask.bpf.h"
 
 /* Policies of the higher sched classes (uapi sched.h; vmlinux.h has no macros). */
 enum {
@@ -88,9 +87,8 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool pre
 	if (prev_busy && task_allows(p, prev) &&
 	    !wait_exceeds(prev, scx_bpf_dsq_nr_queued(cpu_dsq(prev)) + 1, now, tun_steal_min_ns(t)))
 		return false;
-	/* The waker's own DSQ is asked only when its work bit says it may hold something. */
 	if (!task_allows(p, waker) || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) ||
-	    (work_maybe(waker) && scx_bpf_dsq_nr_queued(waker)))
+	    scx_bpf_dsq_nr_queued(waker))
 		return false;
 	return place(pl, waker, SIS_PATH_SYNC, false);
 }

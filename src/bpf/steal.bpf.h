@@ -217,7 +217,7 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, u64 now,
 	if (cctx && cctx->kicked_by) {
 		victim = cctx->kicked_by - 1;
 		cctx->kicked_by = 0;
-		if (victim != cpu && work_maybe(victim) && steal_from(victim, now, s)) {
+		if (victim != cpu && steal_from(victim, now, s)) {
 			stat_add(s, SIS_CNT_STEAL_KICKER, 1);
 			return llc_of(victim) == llc ? STOLE_LLC : STOLE_REMOTE;
 		}

@@ -6,9 +6,12 @@
  * shards, 46 calls per idle dispatch on 8 CPUs, about 1,500 on 512).
  *
  * A bit may be set with nothing queued (the task was taken; the next look
- * clears it), but is never clear while work is queued: the enqueue sets it
- * after the insert, and whoever clears it asks the DSQ again afterwards and
- * sets it back if work arrived in between.
+ * clears it). It may also be clear for a moment while work is queued: an
+ * insert from ops.enqueue lands in the DSQ only after ops.enqueue returns,
+ * so a clearer that asks the DSQ in between does not see it. So the bit is
+ * only a hint for other CPUs: a CPU always asks its own DSQ, and its tick
+ * sets the bit again while work waits (a pinned kworker once waited 30 s
+ * behind a clear bit, and the watchdog ejected the scheduler).
  */
 #ifndef __SIS_WORKMASK_BPF_H
 #define __SIS_WORKMASK_BPF_H
