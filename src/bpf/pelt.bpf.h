@@ -76,25 +76,21 @@ static __always_inline void sis_pelt_advance(struct sis_pelt *s, u64 now, bool b
 	s->last_ns = now;
 }
 
-/* The value @s would have at @now, without writing to it (safe from any CPU). */
-static __always_inline u32 sis_pelt_peek(const struct sis_pelt *s, u64 now, bool busy)
-{
-	struct sis_pelt copy = *s;
-
-	sis_pelt_advance(&copy, now, busy);
-	return copy.avg;
-}
-
 /*
- * sis_pelt_peek() as a global function, verified once: select_cpu reads two
- * signals, and inlined there the decay arithmetic added about 3,300
- * instructions to what the verifier walks on 7.3 (17.7k against 14.4k).
+ * The value @s would have at @now, without writing to it (safe from any CPU).
+ * Global, so verified once: select_cpu reads two signals, and inlined there
+ * the decay arithmetic added about 3,300 instructions to what the verifier
+ * walks on 7.3 (17.7k against 14.4k).
  */
-__noinline u32 pelt_now(const struct sis_pelt *s, u64 now, u32 busy)
+__noinline u32 sis_pelt_peek(const struct sis_pelt *s, u64 now, u32 busy)
 {
+	struct sis_pelt copy;
+
 	if (!s)
 		return 0;
-	return sis_pelt_peek(s, now, busy);
+	copy = *s;
+	sis_pelt_advance(&copy, now, busy);
+	return copy.avg;
 }
 
 #endif /* __SIS_PELT_BPF_H */

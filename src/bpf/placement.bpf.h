@@ -103,7 +103,7 @@ static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
 					     const struct sis_tunables *t)
 {
 	u64 limit = (u64)t->prev_bias_threshold_permille * SIS_CAPACITY;
-	u64 util = pelt_now(&pc->util, now, pc->running);
+	u64 util = sis_pelt_peek(&pc->util, now, pc->running);
 	struct sis_task_ctx *tctx;
 	u64 own;
 
@@ -112,7 +112,7 @@ static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
 		return true;
 	tctx = task_ctx(p);
 	if (tctx && tctx->last_cpu == prev) {
-		own = pelt_now(&tctx->util, now, 0);
+		own = sis_pelt_peek(&tctx->util, now, false);
 		util = util > own ? util - own : 0;
 	}
 	return util * 1000 <= limit;

@@ -33,7 +33,7 @@ __noinline u32 cpu_util_now(s32 cpu, u64 now)
 
 	if (!cctx)
 		return 0;
-	return pelt_now(&cctx->util, now, cctx->running);
+	return sis_pelt_peek(&cctx->util, now, cctx->running);
 }
 
 /* Global too: @sum_util indexes the table, and inline that would make the summing loop's state

@@ -342,7 +342,7 @@ vm_test!(
     "6.12",
     "reliability.sh",
     "2llc-smt",
-    // 6.12's verifier walks 98k instructions of ours (7.3's: 34k), about 10 s under TCG on an
+    // 6.12's verifier walks 96k instructions of ours (7.3's: 33k), about 10 s under TCG on an
     // idle guest and 56-122 s with the load running; on hardware, well under a second.
     &["SIS_REL_SECS=60", "SIS_REL_ENABLE_SECS=150", "SIS_START_TIMEOUT=240"],
     then reliability::judge
