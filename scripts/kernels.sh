@@ -10,6 +10,9 @@
 #                          (downloaded with a private apt configuration; the system's apt setup
 #                          is never touched). Cached: later calls use no network; --refresh (or
 #                          SCX_SIS_KERNEL_REFRESH=1) looks for a newer build again.
+#                          When the lists no longer carry a build's config (linux-base-REL),
+#                          it comes from the pool, else is derived from the image (see
+#                          find_lost_config).
 #       SERIES debian-6.12 (debian-X.Y): Debian's own newest linux-image-X.Y.*-amd64, which has NO
 #                          sched_ext (for the "kernel without sched_ext" test), from trixie or
 #                          bookworm-backports (SCX_SIS_DEBIAN_NOSCX_SUITES), private apt config too.
@@ -34,7 +37,7 @@ log() { echo "kernels: $*" >&2; }
 die() { echo "kernels: error: $*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -107,23 +110,136 @@ apt_update() { # apt_setup, then fetch the package lists of $SUITES
 
 # Download Debian's image of REL and extract it into $APTDIR/dl/REL; sets DL_DIR, DL_VMLINUZ and
 # DL_CONFIG. linux-binary-REL (6.19+: vmlinuz; config in linux-base-REL), else linux-image-REL
-# (up to 6.18: vmlinuz and config in one package).
+# (up to 6.18: vmlinuz and config in one package). The archive lists only the newest linux-base,
+# so an older 6.19+ build's config comes from elsewhere: see find_lost_config.
 download_kernel() { # rel
   local rel=$1 pkgs deb
   DL_DIR=$APTDIR/dl/$rel
   rm -rf "$DL_DIR"
   mkdir -p "$DL_DIR/x"
-  if apt-cache "${APT_OPTS[@]}" show "linux-binary-$rel" >/dev/null 2>&1; then
-    pkgs=("linux-binary-$rel" "linux-base-$rel")
+  if has_candidate "linux-binary-$rel"; then
+    pkgs=("linux-binary-$rel")
+    has_candidate "linux-base-$rel" && pkgs+=("linux-base-$rel")
   else
     pkgs=("linux-image-$rel")
   fi
   log "downloading ${pkgs[*]}"
   (cd "$DL_DIR" && apt-get "${APT_OPTS[@]}" -qq download "${pkgs[@]}" >&2) || die "apt-get download failed"
   for deb in "$DL_DIR"/*.deb; do dpkg-deb -x "$deb" "$DL_DIR/x"; done
-  DL_VMLINUZ=$(find "$DL_DIR/x" -type f \( -path "*/modules/$rel/vmlinuz" -o -name "vmlinuz-$rel" \) | head -n1)
-  DL_CONFIG=$(find "$DL_DIR/x" -type f \( -path "*/modules/$rel/config" -o -name "config-$rel" \) | head -n1)
-  [[ -n $DL_VMLINUZ && -n $DL_CONFIG ]] || die "no vmlinuz/config for $rel in ${pkgs[*]}"
+  DL_VMLINUZ=$(find_in "$DL_DIR/x" vmlinuz "$rel")
+  DL_CONFIG=$(find_in "$DL_DIR/x" config "$rel")
+  [[ -n $DL_VMLINUZ ]] || die "no vmlinuz for $rel in ${pkgs[*]}"
+  [[ -n $DL_CONFIG ]] || find_lost_config "$rel"
+}
+
+has_candidate() { # package: apt has a version of it to download (not merely a name others depend on)
+  # Not grep -q: its early exit would fail the pipe (pipefail) with apt-cache's SIGPIPE.
+  apt-cache "${APT_OPTS[@]}" show "$1" 2>/dev/null | grep '^Version: ' >/dev/null
+}
+
+find_in() { # dir file rel: boot/FILE-REL or modules/REL/FILE
+  find "$1" -type f \( -path "*/modules/$3/$2" -o -name "$2-$3" \) | head -n1
+}
+
+# The config of a build whose linux-base the package lists no longer carry, in order:
+#  1. linux-base-REL from the archive's pool, where the file may linger after the lists dropped
+#     it (until the archive's cleanup removes it). Its exact version is what the listed
+#     (signature-checked) linux-binary-REL depends on; no signed list covers the pool file itself,
+#     so it must name that package and version, and the image's own header must name that Debian
+#     version too.
+#  2. A config derived from the image: only what this project reads from a config, each entry
+#     read off the image (sched_ext types in its BTF, the compiler from its banner), marked as
+#     derived in its first line.
+# Sets DL_CONFIG or dies.
+find_lost_config() { # rel
+  local rel=$1 ver deb
+  ver=$(apt-cache "${APT_OPTS[@]}" show "linux-binary-$rel" | sed -n 's/^Depends: //p' \
+        | tr ',' '\n' | awk -v p="linux-base-$rel" '$1 == p && $2 == "(=" { sub(/\)$/, "", $3); print $3; exit }')
+  [[ -n $ver ]] || die "linux-binary-$rel names no linux-base version"
+  # linux-base-* is built by the source package "linux" (linux-binary-* by linux-signed-amd64).
+  # apt-helper is apt's own downloader: no curl needed.
+  deb=$DL_DIR/linux-base-${rel}_${ver}_amd64.deb
+  log "linux-base-$rel is no longer listed; trying the pool for version $ver"
+  if /usr/lib/apt/apt-helper download-file "$MIRROR/pool/main/l/linux/${deb##*/}" "$deb" >/dev/null 2>&1 \
+     && [[ $(dpkg-deb -f "$deb" Package Version 2>/dev/null) == "Package: linux-base-$rel"$'\n'"Version: $ver" ]]; then
+    dpkg-deb -x "$deb" "$DL_DIR/base"
+    DL_CONFIG=$(find_in "$DL_DIR/base" config "$rel")
+    if [[ -n $DL_CONFIG && $(image_version "$DL_VMLINUZ") == *" Debian $ver "* ]]; then
+      log "config of $rel from the pool's linux-base-$rel $ver"
+      return
+    fi
+    log "the pool's linux-base-$rel has no config or does not match the image; not using it"
+  else
+    log "linux-base-$rel $ver is not in the pool either"
+  fi
+  unpack_vmlinux "$DL_VMLINUZ" "$DL_DIR/vmlinux"
+  DL_CONFIG=$DL_DIR/config-derived
+  derive_config "$DL_DIR/vmlinux" "$rel" >"$DL_CONFIG"
+  log "config of $rel derived from the image ($(grep -c '^CONFIG_' "$DL_CONFIG") entries)"
+}
+
+image_version() { # bzimage: the boot header's version string ("REL (builder) #1 SMP ... Debian VER (date)")
+  local ptr
+  ptr=$(od -An -t u2 -j $((0x20e)) -N 2 "$1" | tr -d ' ')
+  dd if="$1" bs=1 skip=$((ptr + 0x200)) count=256 2>/dev/null | tr '\0' '\n' | head -n1
+}
+
+# The kernel's scripts/extract-vmlinux: try every offset where a compressor's magic appears until
+# one decompresses to an ELF file.
+unpack_vmlinux() { # bzimage out
+  local magic tool pos
+  while read -r magic tool; do
+    command -v "${tool%% *}" >/dev/null || continue
+    for pos in $(LC_ALL=C grep -obUaP "$magic" "$1" | cut -d: -f1); do
+      # shellcheck disable=SC2086  # tool carries its flags
+      tail -c+$((pos + 1)) "$1" | $tool >"$2" 2>/dev/null || true
+      [[ $(head -c4 "$2" 2>/dev/null) == $'\x7fELF' ]] && return
+    done
+  done <<'MAGIC'
+\x28\xb5\x2f\xfd zstd -dcq
+\x1f\x8b\x08 gzip -dc
+\xfd7zXZ\x00 xz -dc
+\x5d\x00\x00\x00 lzma -dc
+\x02!L\x18 lz4 -dc
+MAGIC
+  die "no vmlinux found inside $1 (tried those of zstd, gzip, xz, lzma, lz4 that are installed)"
+}
+
+banner() { # vmlinux rel: the "Linux version REL (...) (COMPILER, LINKER) #1 ..." line
+  LC_ALL=C grep -aom1 "Linux version ${2//./\\.} ([^)]*) ([^%]*" "$1" | head -n1 | tr -d '\0'
+}
+
+banner_cc() { # vmlinux rel: the compiler as CONFIG_CC_VERSION_TEXT spells it
+  banner "$1" "$2" | sed -nE 's/^Linux version [^ ]+ \([^)]*\) \((.*), GNU ld .*/\1/p'
+}
+
+# What this project reads from a kernel config: CONFIG_SCHED_CLASS_EXT (kernels.sh, harness.sh)
+# and libbpf's __kconfig externs of the scx headers (CONFIG_CC_VERSION_TEXT, CONFIG_LOCALVERSION,
+# CONFIG_PREEMPT_RCU, CONFIG_X86_64; weak, so an absent one reads as 0). scx_sis's own object uses
+# only LINUX_KERNEL_VERSION, which libbpf takes from uname. Each entry here is read off the image.
+derive_config() { # vmlinux rel
+  local btf cc
+  btf=$(mktemp)
+  objcopy -O binary --only-section=.BTF "$1" "$btf" 2>/dev/null || true
+  [[ -s $btf ]] || { rm -f "$btf"; die "$1 has no .BTF section (or no objcopy): cannot derive its config"; }
+  cc=$(banner_cc "$1" "$2")
+  [[ -n $cc ]] || { rm -f "$btf"; die "$1 has no compiler in its banner"; }
+  echo "# scx_sis: derived by scripts/kernels.sh from the image of $2 (Debian's config is gone)"
+  echo "# $(banner "$1" "$2")"
+  echo "CONFIG_X86_64=y"
+  echo "CONFIG_CC_VERSION_TEXT=\"$cc\""
+  echo "CONFIG_LOCALVERSION=\"\""
+  # BTF names a type or member only when the kernel has it: sched_ext_ops only with
+  # SCHED_CLASS_EXT, task_struct.rcu_read_lock_nesting only with PREEMPT_RCU.
+  if LC_ALL=C grep -qaF $'\0sched_ext_ops\0' "$btf"; then
+    echo "CONFIG_SCHED_CLASS_EXT=y"
+  else
+    echo "# CONFIG_SCHED_CLASS_EXT is not set"
+  fi
+  if LC_ALL=C grep -qaF $'\0rcu_read_lock_nesting\0' "$btf"; then
+    echo "CONFIG_PREEMPT_RCU=y"
+  fi
+  rm -f "$btf"
 }
 
 fetch_debian() { # series refresh
