@@ -6,6 +6,8 @@
 //! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
 //! - `SCX_SIS_VM_KERNELS`       kernel series to test, default "6.12 7" (see scripts/kernels.sh).
 //!   Series other than 6.12 and 7 are run by `foundation_other_kernels`.
+//! - `SCX_SIS_MATRIX`           series for the `matrix` test (`scripts/test.sh --matrix`), which
+//!   runs foundation and runtime_control on each; unset, it is skipped.
 //! - `SCX_SIS_VM_TIMEOUT`       seconds per VM run, default 900.
 //! - `SCX_SIS_PREBUILT_KERNELS` directory with vmlinuz-6.12*-scx; defaults to ../shared/kernels
 //!   beside the repository when that exists.
@@ -154,6 +156,14 @@ fn read_console(path: &Path) -> String {
 /// Judge the run's records, print the SIS-TEST lines and the verdicts; on any failure print the
 /// whole console and panic.
 fn check(run: &GuestRun, judge: Judge) {
+    if let (_, _, Some(msg)) = report(run, judge) {
+        panic!("{msg}");
+    }
+}
+
+/// `check` without the panic: the verdicts passed and failed, and on any failure (after the
+/// console was printed) the message `check` panics with.
+fn report(run: &GuestRun, judge: Judge) -> (usize, usize, Option<String>) {
     let mut v = Verdicts::default();
     // A judge that panics (a record missing or malformed) is a failed verdict of its own.
     if let Err(e) = catch_unwind(AssertUnwindSafe(|| judge(run, &mut v))) {
@@ -189,7 +199,7 @@ fn check(run: &GuestRun, judge: Judge) {
             "===== guest console: {} on {} =====\n{}\n===== end of console =====",
             run.script, run.release, run.console
         ));
-        panic!(
+        let msg = format!(
             "{} on kernel {} ({}): rc={}, {} passed, {} failed: {:?}{}",
             run.script,
             run.kernel,
@@ -200,7 +210,9 @@ fn check(run: &GuestRun, judge: Judge) {
             fails,
             kernel_report(&run.console)
         );
+        return (passes, fails.len(), Some(msg));
     }
+    (passes, 0, None)
 }
 
 /// No host-side checks.
@@ -512,4 +524,69 @@ fn foundation_other_kernels() {
         }
     }
     assert!(failed.is_empty(), "foundation.sh failed on {failed:?}");
+}
+
+/// `scripts/test.sh --matrix`: foundation.sh and runtime_control.sh on every series of
+/// SCX_SIS_MATRIX (space or comma separated), one run after another; a failed run (or a series
+/// that cannot be fetched) does not stop the others. Ends with a table of what each kernel
+/// showed, and fails if any run failed. Skipped unless SCX_SIS_MATRIX is set, so the default run
+/// and CI are unchanged.
+#[test]
+fn matrix() {
+    let Ok(list) = std::env::var("SCX_SIS_MATRIX") else {
+        say("vm: matrix: skipped (SCX_SIS_MATRIX names its series; scripts/test.sh --matrix)");
+        return;
+    };
+    if skip_all() {
+        say("vm: matrix: skipped (SCX_SIS_SKIP_VM=1)");
+        return;
+    }
+    let scripts: [(&str, Judge); 2] = [
+        ("foundation.sh", no_judge),
+        ("runtime_control.sh", runtime_control::judge),
+    ];
+    let mut rows = vec![
+        "| series | kernel | loads | foundation | runtime_control |".to_string(),
+        "|---|---|---|---|---|".to_string(),
+    ];
+    let mut failed = Vec::new();
+    for series in list
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+    {
+        let (mut release, mut loads) = ("?".to_string(), false);
+        let mut cells = Vec::new();
+        for (script, judge) in scripts {
+            // run_guest panics when the kernel cannot be fetched: that series' row says so.
+            let Ok(run) = catch_unwind(|| run_guest(series, script, "2llc-smt", &[])) else {
+                cells.push("no kernel".to_string());
+                failed.push(format!("{script} on {series}"));
+                continue;
+            };
+            release = run.release.clone();
+            // The scheduler came up in this run (both scripts check it first, as sched_enabled).
+            loads |= run.passes.iter().any(|p| p.contains(" sched_enabled "));
+            let (passes, fails, err) = report(&run, judge);
+            let rc = if run.rc == 0 {
+                String::new()
+            } else {
+                format!(", rc {}", run.rc)
+            };
+            cells.push(format!("{passes} of {} passed{rc}", passes + fails));
+            if let Some(msg) = err {
+                say(&format!("vm: matrix: {msg}"));
+                failed.push(format!("{script} on {release}"));
+            }
+        }
+        let loads = if loads { "yes" } else { "no" };
+        rows.push(format!(
+            "| {series} | {release} | {loads} | {} |",
+            cells.join(" | ")
+        ));
+    }
+    say("vm: matrix:");
+    for r in &rows {
+        say(&format!("    {r}"));
+    }
+    assert!(failed.is_empty(), "matrix: failed: {failed:?}");
 }
