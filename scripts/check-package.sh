@@ -2,8 +2,8 @@
 # Host checks of the Debian package (scripts/package.sh builds it), without installing it: the
 # package holds what its systemd unit names (ExecStart's binary, the EnvironmentFile), the unit
 # passes `systemd-analyze verify` against the package's own files, the defaults file is a
-# conffile and its flags parse. scripts/test.sh runs it; the VM tests start the daemon as the
-# unit does.
+# conffile, the maintainer scripts handle the unit, and the defaults file's flags parse.
+# scripts/test.sh runs it; starting the daemon as the unit does is for the VM tests.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -55,6 +55,10 @@ in_package "$env_file" || fail "$UNIT reads $env_file, which the package does no
 dpkg-deb -e "$deb" "$tmp/control"
 grep -qxF "$DEFAULTS" "$tmp/control/conffiles" 2>/dev/null ||
   fail "$DEFAULTS is not a conffile (an upgrade would overwrite the admin's flags)"
+# dh_installsystemd's scripts: systemd learns of the unit on install, the unit stops on removal.
+grep -qs "daemon-reload" "$tmp/control/postinst" ||
+  fail "the package's postinst does not reload systemd (maintainer-scripts unset in Cargo.toml?)"
+grep -qs "stop $UNIT" "$tmp/control/prerm" || fail "the package's prerm does not stop $UNIT"
 
 # verify prints a line for every problem it ignores (an unknown key, a bad value) and still
 # exits 0, so any output fails too.
