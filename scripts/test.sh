@@ -25,6 +25,7 @@ echo "test: style (cargo fmt, clang-format, clippy -D warnings)" >&2
 cargo fmt --check
 clang-format-19 --dry-run --Werror src/bpf/*.c src/bpf/*.h
 cargo clippy --release --all-targets --quiet -- -D warnings
+scripts/check-package.sh
 
 echo "test: unit tests and VM tests" >&2
 cargo test --release -- --test-threads=1

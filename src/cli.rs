@@ -10,7 +10,7 @@ use scx_sis::scheduler;
 #[derive(Debug, Parser)]
 #[command(
     name = "scx_sis",
-    version,
+    version = scheduler::version(),
     about = "sched_ext scheduler: select_idle_sibling() as switchable, measurable placement stages",
     args_conflicts_with_subcommands = true
 )]

@@ -3,14 +3,16 @@
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use crossbeam::channel::TryRecvError;
-use libbpf_rs::{Link, OpenObject, PrintLevel};
+use libbpf_rs::{AsRawLibbpf, Link, OpenMapMut, OpenObject, PrintLevel};
 use scx_stats::prelude::*;
-use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
+use scx_utils::{
+    build_id, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo,
+};
 
 use crate::bpf_intf::sis_tunables;
 use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
@@ -20,6 +22,18 @@ use crate::topology::{self, Layout};
 use crate::{counters, curves, preflight, tunables, verifier};
 
 pub const OPS_NAME: &str = "scx_sis";
+
+/// The build id the scx tools print, from scx_utils: the crate's version and the target triple
+/// ("0.1.0 x86_64-unknown-linux-gnu"; with a git commit too when scx_utils itself was compiled
+/// with SCX_GIT_SHA set, as in scx's own tree). `scx_sis --version` prints it, and scx_ops_open!
+/// writes the same id, made a valid ops name, after OPS_NAME
+/// (scx_sis_0.1.0_x86_64_unknown_linux_gnu), so the name in /sys/kernel/sched_ext/root/ops says
+/// which build is loaded.
+pub fn version() -> &'static str {
+    static VERSION: LazyLock<String> =
+        LazyLock::new(|| build_id::full_version(env!("CARGO_PKG_VERSION")));
+    &VERSION
+}
 
 /// libbpf's messages, kept so a verifier rejection can show the log's tail.
 static LIBBPF_LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -71,6 +85,8 @@ pub struct Options {
 pub struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     link: Option<Link>,
+    /// As the kernel shows it: OPS_NAME and the build id.
+    ops_name: String,
     layout: Layout,
     interval: Duration,
     stats_server: StatsServer<(), Metrics>,
@@ -99,6 +115,8 @@ impl<'a> Scheduler<'a> {
             None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>
         )?;
         skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
+        let ops_name = ops_name(&skel.struct_ops.sis_ops().name);
+        no_autoattach(&skel.maps.sis_ops)?;
         fill_rodata(&mut skel, &layout);
         // One key per LLC present, not SIS_MAX_LLCS: each CPU keeps a copy of every key.
         skel.maps
@@ -124,6 +142,7 @@ impl<'a> Scheduler<'a> {
         Ok(Self {
             skel,
             link: Some(link),
+            ops_name,
             layout,
             interval: opts.stats_interval,
             stats_server,
@@ -142,11 +161,13 @@ impl<'a> Scheduler<'a> {
             .unwrap_or_else(|e| format!("tunables unreadable: {e}"));
         let insns = verifier::describe(&verifier::struct_ops_insns("sis_"));
         format!(
-            "{OPS_NAME} on kernel {}: {} CPUs in {} LLC(s), SMT {}\npolicy: {policy}\ntunables: {} (change live with: scx_sis tune)\nverifier: processed instructions: {}",
+            "{OPS_NAME} on kernel {}: {} CPUs in {} LLC(s), SMT {}\nversion: {} (ops {})\npolicy: {policy}\ntunables: {} (change live with: scx_sis tune)\nverifier: processed instructions: {}",
             preflight::kernel_release(),
             self.layout.llcs.iter().map(Vec::len).sum::<usize>(),
             self.layout.llcs.len(),
             if self.layout.smt { "on" } else { "off" },
+            version(),
+            self.ops_name,
             tunables::TUNABLES_PIN,
             if insns.is_empty() { "unknown" } else { &insns },
         )
@@ -297,6 +318,35 @@ impl Drop for Scheduler<'_> {
     }
 }
 
+/// The ops name as scx_ops_open! left it in the struct_ops map, which is what the kernel shows.
+fn ops_name(field: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = field
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// scx_ops_attach! attaches the struct_ops map itself and keeps the link, after the skeleton's
+/// attach. libbpf marks struct_ops maps auto-attach, and its skeleton attach then looks for the
+/// map's link slot in the skeleton; libbpf-rs's skeleton fills only the programs' slots, so
+/// libbpf skipped the map with "map 'sis_ops': BPF map skeleton link is uninitialized" on every
+/// start. Unmarked, the skeleton's attach leaves the map to us without a word.
+fn no_autoattach(map: &OpenMapMut<'_>) -> Result<()> {
+    // SAFETY: a valid bpf_map of an object that is open and not yet loaded.
+    let err = unsafe {
+        libbpf_rs::libbpf_sys::bpf_map__set_autoattach(map.as_libbpf_object().as_ptr(), false)
+    };
+    if err != 0 {
+        anyhow::bail!(
+            "failed to turn off the auto-attach of the struct_ops map: {}",
+            std::io::Error::from_raw_os_error(-err)
+        );
+    }
+    Ok(())
+}
+
 fn fill_rodata(skel: &mut OpenBpfSkel<'_>, layout: &Layout) {
     let rodata = skel
         .maps
@@ -361,6 +411,33 @@ mod tests {
         );
         assert_eq!(s.succeeded(), None);
         assert!(s.failed(&e).is_some(), "a new streak is logged again");
+    }
+
+    #[test]
+    fn the_ops_name_carries_the_version_build_id() {
+        // What scx_ops_open! appends to OPS_NAME, from the same build id as version().
+        let suffix = build_id::ops_version_suffix(env!("CARGO_PKG_VERSION"));
+        let from_version: String = version()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        assert_eq!(suffix, format!("_{from_version}"));
+        assert!(
+            version().starts_with(env!("CARGO_PKG_VERSION")),
+            "{}",
+            version()
+        );
+        let name: Vec<std::ffi::c_char> = b"scx_sis_0.1.0\0junk"
+            .iter()
+            .map(|&b| b as std::ffi::c_char)
+            .collect();
+        assert_eq!(ops_name(&name), "scx_sis_0.1.0");
     }
 
     #[test]

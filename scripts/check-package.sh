@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Host checks of the Debian package (scripts/package.sh builds it), without installing it: the
+# package holds what its systemd unit names (ExecStart's binary, the EnvironmentFile), the unit
+# passes `systemd-analyze verify` against the package's own files, the defaults file is a
+# conffile, the maintainer scripts handle the unit, and the defaults file's flags parse.
+# scripts/test.sh runs it; starting the daemon as the unit does is for the VM tests.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+UNIT=scx_sis.service
+UNIT_DIR=usr/lib/systemd/system
+DEFAULTS=/etc/default/scx_sis
+
+fail() {
+  echo "check-package: FAIL: $*" >&2
+  exit 1
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "test: the Debian package (scripts/check-package.sh)" >&2
+# cargo deb prints the .deb's path last on stdout.
+deb=$(scripts/package.sh --quiet --output "$tmp/" | tail -n1)
+[[ -f $deb ]] || fail "scripts/package.sh made no .deb (it printed '$deb')"
+echo "check-package: $(basename "$deb"):" >&2
+dpkg-deb -c "$deb" | awk '{ print "  " $1, $3, $6 }' >&2
+
+# A scratch root: the host's own units (multi-user.target and what it pulls in, for verify),
+# then the package unpacked over them.
+root=$tmp/root
+mkdir -p "$root/$UNIT_DIR"
+cp -a /usr/lib/systemd/system/. "$root/$UNIT_DIR/"
+dpkg-deb -x "$deb" "$root"
+unit=$root/$UNIT_DIR/$UNIT
+
+in_package() { dpkg-deb -c "$deb" | awk '{ print $6 }' | grep -qxF ".$1"; }
+
+in_package "/$UNIT_DIR/$UNIT" || fail "the package has no /$UNIT_DIR/$UNIT"
+cmp -s "$unit" "packaging/$UNIT" || fail "the packaged $UNIT differs from packaging/$UNIT"
+
+# ExecStart's binary: its first word, after any of systemd's prefixes (-@:+!|).
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+[[ $(grep -c '^ExecStart=' "$unit") == 1 ]] || fail "$UNIT must have exactly one ExecStart"
+bin=$(sed -E 's/^[-@:+!|]*//; s/[[:space:]].*//' <<<"$exec_start")
+in_package "$bin" || fail "$UNIT runs $bin, which the package does not hold"
+[[ -x $root$bin ]] || fail "$bin is not executable in the package"
+
+env_file=$(sed -n 's/^EnvironmentFile=-\{0,1\}//p' "$unit")
+[[ $env_file == "$DEFAULTS" ]] || fail "$UNIT reads '$env_file', expected $DEFAULTS"
+in_package "$env_file" || fail "$UNIT reads $env_file, which the package does not hold"
+
+dpkg-deb -e "$deb" "$tmp/control"
+grep -qxF "$DEFAULTS" "$tmp/control/conffiles" 2>/dev/null ||
+  fail "$DEFAULTS is not a conffile (an upgrade would overwrite the admin's flags)"
+# dh_installsystemd's scripts: systemd learns of the unit on install, the unit stops on removal.
+grep -qs "daemon-reload" "$tmp/control/postinst" ||
+  fail "the package's postinst does not reload systemd (maintainer-scripts unset in Cargo.toml?)"
+grep -qs "stop $UNIT" "$tmp/control/prerm" || fail "the package's prerm does not stop $UNIT"
+
+# verify prints a line for every problem it ignores (an unknown key, a bad value) and still
+# exits 0, so any output fails too.
+if ! out=$(systemd-analyze verify --root="$root" "/$UNIT_DIR/$UNIT" 2>&1) || [[ -n $out ]]; then
+  fail "systemd-analyze verify $UNIT:"$'\n'"$out"
+fi
+
+# The defaults file's flags, as the unit passes them ($SCX_SIS_FLAGS split on whitespace), must
+# parse: clap checks each flag before it reaches --version, which then exits without loading.
+flags=$(set -a && . "$root$env_file" && echo "${SCX_SIS_FLAGS:-}")
+read -ra args <<<"$flags"
+version=$("$root$bin" "${args[@]}" --version 2>&1) ||
+  fail "$bin rejects the flags of $DEFAULTS ($flags): $version"
+
+echo "check-package: ok: $bin and $env_file (a conffile) in the package, systemd-analyze verify" \
+  "clean, $version; the unit runs: $bin $flags" >&2
