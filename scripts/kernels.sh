@@ -220,7 +220,9 @@ banner_cc() { # vmlinux rel: the compiler as CONFIG_CC_VERSION_TEXT spells it
 derive_config() { # vmlinux rel
   local btf cc
   btf=$(mktemp)
-  objcopy -O binary --only-section=.BTF "$1" "$btf" 2>/dev/null || true
+  # binutils' objcopy, else LLVM's (scripts/setup.sh installs llvm-19, not binutils).
+  "$(command -v objcopy || command -v llvm-objcopy-19 || echo objcopy)" -O binary \
+    --only-section=.BTF "$1" "$btf" 2>/dev/null || true
   [[ -s $btf ]] || { rm -f "$btf"; die "$1 has no .BTF section (or no objcopy): cannot derive its config"; }
   cc=$(banner_cc "$1" "$2")
   [[ -n $cc ]] || { rm -f "$btf"; die "$1 has no compiler in its banner"; }
