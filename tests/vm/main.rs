@@ -85,6 +85,27 @@ fn fetch_kernel(series: &str) -> (String, String, String) {
     (k.vmlinuz, k.config, k.release)
 }
 
+/// The command line packaging/scx_sis.service starts: its ExecStart with the flags of
+/// packaging/scx_sis.default (the unit's EnvironmentFile) substituted, as systemd would.
+fn unit_exec() -> String {
+    let read = |f: &str| {
+        std::fs::read_to_string(repo().join("packaging").join(f))
+            .unwrap_or_else(|e| panic!("packaging/{f}: {e}"))
+    };
+    let value = |text: &str, key: &str| -> String {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} line in packaging/"))
+            .trim()
+            .trim_matches('"')
+            .to_string()
+    };
+    let exec = value(&read("scx_sis.service"), "ExecStart=");
+    let flags = value(&read("scx_sis.default"), "SCX_SIS_FLAGS=");
+    exec.replace("${SCX_SIS_FLAGS}", &flags)
+        .replace("$SCX_SIS_FLAGS", &flags)
+}
+
 /// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis, /bin/scx_sis_lab
 /// and `env` (K=V).
 fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
@@ -116,6 +137,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
     for kv in env {
         cmd.args(["--env", kv]);
     }
+    cmd.args(["--env", &format!("SIS_UNIT_EXEC={}", unit_exec())]);
     say(&format!(
         "vm: {script} on {release} ({series}), topo {topo}: running (console in {})",
         log.display()

@@ -197,6 +197,42 @@ else
   fail tune_no_instance "rc=$TUNE_RC stdout: $(oneline "$TUNE_OUT") stderr: $(oneline "$TUNE_ERR")"
 fi
 
+# --------------------------------------------------------------------------- as the unit starts it
+# SIS_UNIT_EXEC is packaging/scx_sis.service's ExecStart with /etc/default/scx_sis's flags
+# substituted (the host reads both files), so the service's exact command line is what loads here;
+# systemd stops a unit with SIGTERM.
+if [ -n "${SIS_UNIT_EXEC:-}" ]; then
+  # Where /usr/bin is not /bin itself (a link in some initramfs layouts), give it the binary.
+  [ -e /usr/bin/scx_sis ] || { mkdir -p /usr/bin && ln -s /bin/scx_sis /usr/bin/scx_sis; }
+  t0=$(now_cs)
+  # shellcheck disable=SC2086  # the ExecStart line is split into words, as systemd does
+  $SIS_UNIT_EXEC >/tmp/unit.log 2>&1 &
+  unit_pid=$!
+  # 150 s: 6.12's verifier takes minutes under TCG with a loaded host (README, reliability).
+  unit_deadline=$(($(now_cs) + 15000))
+  while [ "$(scx_state)" != enabled ] && [ -d "/proc/$unit_pid" ] && [ "$(now_cs)" -lt "$unit_deadline" ]; do
+    sleep 0.2
+  done
+  if [ "$(scx_state)" = enabled ]; then
+    kill -TERM "$unit_pid"
+    wait "$unit_pid"
+    rc=$?
+    wait_state disabled 5
+    d="'$SIS_UNIT_EXEC': enabled after $(fmt_cs $(($(now_cs) - t0)))s, SIGTERM rc=$rc state=$(scx_state)"
+    if [ $rc -eq 0 ] && [ "$(scx_state)" = disabled ] && ! grep -q '^libbpf:' /tmp/unit.log; then
+      pass unit_exec_start "$d, no libbpf line"
+    else
+      fail unit_exec_start "$d; log: $(grep -m 3 -e '^libbpf:' -e error /tmp/unit.log | tr '\n' '|')"
+    fi
+  else
+    kill -KILL "$unit_pid" 2>/dev/null
+    wait "$unit_pid" 2>/dev/null
+    fail unit_exec_start "'$SIS_UNIT_EXEC' not enabled (exited, or 150 s passed); log: $(tail -n 3 /tmp/unit.log | tr '\n' '|')"
+  fi
+else
+  fail unit_exec_start "SIS_UNIT_EXEC not set by the host"
+fi
+
 # --------------------------------------------------------------------------- workload, dmesg
 check_bg_loop workload 30 runs
 errs=$(scx_dmesg_errors $((dmesg_lines0 + 1)))
