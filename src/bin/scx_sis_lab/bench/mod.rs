@@ -30,7 +30,7 @@ pub fn run(opts: &BenchOpts) -> Result<()> {
         return native::guest(opts);
     }
     if let Some(dir) = &opts.render {
-        return results::rerender(dir);
+        return results::rerender(dir, opts.svg.as_deref());
     }
     if !opts.cpus.is_empty() && !opts.vm {
         bail!("--cpus boots one VM per CPU count: add --vm");

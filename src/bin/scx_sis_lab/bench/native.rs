@@ -82,7 +82,7 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
         records.push(r.clone());
         jsonl.push(r)
     });
-    write_results(&opts.out, plan, &records, "native", t0)?;
+    write_results(&opts.out, plan, &records, "native", t0, opts.svg.as_deref())?;
     result
 }
 

@@ -49,6 +49,10 @@ pub struct BenchOpts {
     #[arg(long, default_value = "bench-out")]
     pub out: PathBuf,
 
+    /// Also write the plot (results.svg) to PATH, e.g. docs/bench-7.3.svg, the README's figure.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+
     /// Short runs (about a fifth of the loops, 2 s of wakelat).
     #[arg(long)]
     pub quick: bool,

@@ -1,12 +1,13 @@
-//! The SVG plot, written by hand: one panel per workload, a bar per configuration (the median
-//! ratio to EEVDF of the workload's main metric) with min-max whiskers; for a scaling run, the
-//! absolute select_cpu cost per CPU count instead.
+//! The SVG plot, written by hand. For the matrix, a grid: one row per workload, one panel per
+//! metric (the workload's main metric, migrations, context switches), a bar per configuration
+//! (its median over EEVDF's median, on a log axis around EEVDF's 1.0) with min-max whiskers over
+//! the repeats; for a scaling run, the absolute select_cpu cost per CPU count instead.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::config::BASELINE;
-use super::record::{self, RunRecord};
+use super::record::{self, Metric, RunRecord};
 use super::report::{summary, Meta};
 use super::summary::ratios;
 
@@ -21,17 +22,32 @@ pub struct Bar {
 pub struct Panel {
     pub title: String,
     pub ylabel: String,
-    /// A dashed horizontal line (1.0 for ratios).
+    /// A dashed horizontal line (1.0 for ratios); with it, the axis is logarithmic and bars
+    /// start at the line (a ratio of 0.5 is as far below it as 2 is above).
     pub reference: Option<f64>,
     pub bars: Vec<Bar>,
 }
 
+/// The figure: panels in rows of `columns`, a legend above them, caption lines below.
+pub struct Figure {
+    pub panels: Vec<Panel>,
+    pub columns: usize,
+    /// (color, what it stands for).
+    pub legend: Vec<(&'static str, String)>,
+    pub caption: String,
+}
+
+const EEVDF_COLOR: &str = "#888888";
+const SIS_COLOR: &str = "#4477aa";
+const PLAIN_COLOR: &str = "#ee7733";
+const PEER_COLOR: &str = "#228833";
+
 fn color(config: &str, kind: &str) -> &'static str {
     match (config, kind) {
-        (BASELINE, _) => "#888888",
-        ("plain", _) => "#ee7733",
-        (_, "peer") => "#228833",
-        _ => "#4477aa",
+        (BASELINE, _) => EEVDF_COLOR,
+        ("plain", _) => PLAIN_COLOR,
+        (_, "peer") => PEER_COLOR,
+        _ => SIS_COLOR,
     }
 }
 
@@ -42,41 +58,75 @@ fn kind_of<'a>(records: &'a [RunRecord], config: &str) -> &'a str {
         .map_or("sis", |r| r.kind.as_str())
 }
 
-/// Panels of the matrix: ratio to EEVDF of each workload's main metric.
-pub fn ratio_panels(records: &[RunRecord], meta: &Meta) -> Vec<Panel> {
-    let mut panels = Vec::new();
-    for &w in &meta.workloads {
-        let m = record::primary(w);
-        let base = summary(records, BASELINE, w, None, m);
-        let bars = meta
-            .configs
-            .iter()
-            .filter(|(c, _)| records.iter().any(|r| &r.config == c && r.workload == w))
-            .map(|(c, _)| {
-                let r = summary(records, c, w, None, m)
-                    .zip(base)
-                    .and_then(|(s, b)| ratios(&s, &b));
-                Bar {
-                    label: c.clone(),
-                    value: r.map(|r| r.median),
-                    lo: r.map_or(0.0, |r| r.min),
-                    hi: r.map_or(0.0, |r| r.max),
-                    color: color(c, kind_of(records, c)),
-                }
-            })
-            .collect();
-        panels.push(Panel {
-            title: format!("{w}: {} vs {BASELINE}", m.label),
-            ylabel: format!("{} / {BASELINE} (lower is better)", m.label),
-            reference: Some(1.0),
-            bars,
-        });
-    }
-    panels
+/// The metrics drawn for a workload: its main one, then the two that carry over from TCG to
+/// hardware.
+pub fn ratio_metrics(w: super::workload::Workload) -> [&'static Metric; 3] {
+    [record::primary(w), &record::MIGRATIONS, &record::CTX]
 }
 
-/// Panels of a scaling run: select_cpu ns/call (bpf_stats) per CPU count and configuration.
-pub fn scaling_panels(records: &[RunRecord], meta: &Meta) -> Vec<Panel> {
+/// The matrix's figure: per workload, one panel per metric of `ratio_metrics`, each bar the
+/// ratio to EEVDF's median.
+pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figure {
+    let mut panels = Vec::new();
+    for &w in &meta.workloads {
+        let configs: Vec<&str> = meta
+            .configs
+            .iter()
+            .map(|(c, _)| c.as_str())
+            .filter(|c| records.iter().any(|r| r.config == *c && r.workload == w))
+            .collect();
+        if configs.is_empty() {
+            continue;
+        }
+        for m in ratio_metrics(w) {
+            let base = summary(records, BASELINE, w, None, m);
+            let bars = configs
+                .iter()
+                .map(|c| {
+                    let r = summary(records, c, w, None, m)
+                        .zip(base)
+                        .and_then(|(s, b)| ratios(&s, &b));
+                    Bar {
+                        label: (*c).to_string(),
+                        value: r.map(|r| r.median),
+                        lo: r.map_or(0.0, |r| r.min),
+                        hi: r.map_or(0.0, |r| r.max),
+                        color: color(c, kind_of(records, c)),
+                    }
+                })
+                .collect();
+            panels.push(Panel {
+                title: format!("{w}: {}", m.label),
+                ylabel: format!("{} / {BASELINE} median (log)", m.label),
+                reference: Some(1.0),
+                bars,
+            });
+        }
+    }
+    let kinds: BTreeSet<&str> = records.iter().map(|r| r.kind.as_str()).collect();
+    let mut legend = vec![(EEVDF_COLOR, format!("{BASELINE} (the baseline, 1.0)"))];
+    if records
+        .iter()
+        .any(|r| r.kind == "sis" && r.config != "plain")
+    {
+        legend.push((SIS_COLOR, "scx_sis configurations".into()));
+    }
+    if records.iter().any(|r| r.config == "plain") {
+        legend.push((PLAIN_COLOR, "plain (scx_simple's behaviour)".into()));
+    }
+    if kinds.contains("peer") {
+        legend.push((PEER_COLOR, "other sched_ext schedulers (--peer)".into()));
+    }
+    Figure {
+        panels,
+        columns: 3,
+        legend,
+        caption,
+    }
+}
+
+/// A scaling run's figure: select_cpu ns/call (bpf_stats) per CPU count and configuration.
+pub fn scaling_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figure {
     let cpus: BTreeSet<u32> = records.iter().map(|r| r.cpus).collect();
     let m = &record::SELECT_BPF;
     let mut panels = Vec::new();
@@ -96,7 +146,11 @@ pub fn scaling_panels(records: &[RunRecord], meta: &Meta) -> Vec<Panel> {
                     value: s.map(|s| s.median),
                     lo: s.map_or(0.0, |s| s.min),
                     hi: s.map_or(0.0, |s| s.max),
-                    color: if c == "all-on" { "#4477aa" } else { "#ee7733" },
+                    color: if c == "all-on" {
+                        SIS_COLOR
+                    } else {
+                        PLAIN_COLOR
+                    },
                 });
             }
         }
@@ -107,7 +161,15 @@ pub fn scaling_panels(records: &[RunRecord], meta: &Meta) -> Vec<Panel> {
             bars,
         });
     }
-    panels
+    Figure {
+        panels,
+        columns: 2,
+        legend: vec![
+            (SIS_COLOR, "all-on".into()),
+            (PLAIN_COLOR, "other configurations".into()),
+        ],
+        caption,
+    }
 }
 
 fn esc(s: &str) -> String {
@@ -151,33 +213,126 @@ fn tick_label(t: f64, step: f64) -> String {
     format!("{t:.decimals$}")
 }
 
-const PANEL_H: f64 = 320.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 90.0;
-const LEFT: f64 = 60.0;
-const RIGHT: f64 = 15.0;
-const COLUMNS: usize = 2;
+/// A ratio tick: "0.5x", "1x", "20x" (three significant digits at most).
+fn ratio_label(t: f64) -> String {
+    let digits = (2 - t.log10().floor() as i32).max(0);
+    let k = 10f64.powi(digits);
+    format!("{}x", (t * k).round() / k)
+}
+
+/// The range of a log axis holding every positive value, 1.0 and at least 1/1.5..1.5, with
+/// room for the value labels.
+pub fn log_range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .into_iter()
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((1.0 / 1.5, 1.5), |(lo, hi), v| {
+            (f64::min(lo, v), f64::max(hi, v))
+        });
+    (lo / 1.5, hi * 1.4)
+}
+
+/// The ticks of a log axis over lo..hi: 1-2-5 per decade, finer on a short axis, coarser on a
+/// long one.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let decades = (hi / lo).log10();
+    let mantissas: &[f64] = if decades <= 1.0 {
+        &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]
+    } else if decades <= 3.0 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let mut ticks = Vec::new();
+    for e in (lo.log10().floor() as i32)..=(hi.log10().ceil() as i32) {
+        for m in mantissas {
+            let t = m * 10f64.powi(e);
+            if t >= lo * (1.0 - 1e-9) && t <= hi * (1.0 + 1e-9) {
+                ticks.push(t);
+            }
+        }
+    }
+    ticks
+}
+
+/// A panel's vertical axis: linear from 0, or logarithmic around the reference line.
+enum Axis {
+    Linear { ymax: f64, step: f64 },
+    Log { lo: f64, hi: f64 },
+}
+
+impl Axis {
+    fn of(p: &Panel) -> Axis {
+        let drawn = p.bars.iter().filter(|b| b.value.is_some());
+        if p.reference.is_some() {
+            let (lo, hi) = log_range(drawn.flat_map(|b| [b.value.unwrap_or(1.0), b.lo, b.hi]));
+            return Axis::Log { lo, hi };
+        }
+        let top = drawn
+            .map(|b| b.hi.max(b.value.unwrap_or(0.0)))
+            .fold(0.0, f64::max);
+        let step = tick_step(top * 1.05);
+        let ymax = ((top * 1.05) / step).ceil().max(1.0) * step;
+        Axis::Linear { ymax, step }
+    }
+
+    /// 0 at the top of the plot area, 1 at its bottom (values off a log axis are clamped).
+    fn frac(&self, v: f64) -> f64 {
+        match *self {
+            Axis::Linear { ymax, .. } => 1.0 - v / ymax,
+            Axis::Log { lo, hi } => (hi.ln() - v.clamp(lo, hi).ln()) / (hi.ln() - lo.ln()),
+        }
+    }
+
+    /// Where bars start.
+    fn base(&self) -> f64 {
+        match self {
+            Axis::Linear { .. } => 0.0,
+            Axis::Log { .. } => 1.0,
+        }
+    }
+
+    fn ticks(&self) -> Vec<(f64, String)> {
+        match *self {
+            Axis::Linear { ymax, step } => {
+                let mut v = Vec::new();
+                let mut t = 0.0;
+                while t <= ymax + step / 2.0 {
+                    v.push((t, tick_label(t, step)));
+                    t += step;
+                }
+                v
+            }
+            Axis::Log { lo, hi } => log_ticks(lo, hi)
+                .into_iter()
+                .map(|t| (t, ratio_label(t)))
+                .collect(),
+        }
+    }
+}
+
+const PANEL_H: f64 = 300.0;
+const TOP: f64 = 34.0;
+const BOTTOM: f64 = 86.0;
+const LEFT: f64 = 62.0;
+const RIGHT: f64 = 12.0;
+const SLOT: f64 = 38.0;
+const LEGEND_H: f64 = 30.0;
 
 fn panel_width(p: &Panel) -> f64 {
-    (LEFT + RIGHT + 44.0 * p.bars.len() as f64).max(380.0)
+    (LEFT + RIGHT + SLOT * p.bars.len() as f64).max(380.0)
 }
 
 fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, width: f64) {
     let plot_h = PANEL_H - TOP - BOTTOM;
     let plot_w = width - LEFT - RIGHT;
-    let top = p
-        .bars
-        .iter()
-        .filter(|b| b.value.is_some())
-        .map(|b| b.hi.max(b.value.unwrap_or(0.0)))
-        .fold(p.reference.unwrap_or(0.0), f64::max);
-    let step = tick_step(top * 1.05);
-    let ymax = ((top * 1.05) / step).ceil().max(1.0) * step;
-    let y = |v: f64| y0 + TOP + plot_h * (1.0 - v / ymax);
+    let axis = Axis::of(p);
+    let y = |v: f64| y0 + TOP + plot_h * axis.frac(v);
+    let (left, right) = (x0 + LEFT, x0 + LEFT + plot_w);
     let _ = writeln!(out, "<g class=\"panel\">");
     let _ = writeln!(
         out,
-        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        "<text class=\"title\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
         x0 + 8.0,
         y0 + 20.0,
         esc(&p.title)
@@ -190,110 +345,105 @@ fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, width: f64) {
         y0 + TOP + plot_h / 2.0,
         esc(&p.ylabel)
     );
-    let mut t = 0.0;
-    while t <= ymax + step / 2.0 {
+    for (t, label) in axis.ticks() {
         let _ = writeln!(
             out,
-            "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#e0e0e0\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
-            x0 + LEFT,
-            x0 + LEFT + plot_w,
+            "<line x1=\"{left:.1}\" x2=\"{right:.1}\" y1=\"{0:.1}\" y2=\"{0:.1}\" stroke=\"#e0e0e0\"/>\
+             <text x=\"{1:.1}\" y=\"{2:.1}\" font-size=\"10\" text-anchor=\"end\">{3}</text>",
             y(t),
-            y(t),
-            x0 + LEFT - 4.0,
+            left - 4.0,
             y(t) + 3.5,
-            tick_label(t, step)
+            label
         );
-        t += step;
+    }
+    if let Some(r) = p.reference {
+        let _ = writeln!(
+            out,
+            "<line class=\"reference\" x1=\"{left:.1}\" x2=\"{right:.1}\" y1=\"{0:.1}\" \
+             y2=\"{0:.1}\" stroke=\"#cc3311\" stroke-dasharray=\"5,3\"/>",
+            y(r)
+        );
     }
     let slot = plot_w / p.bars.len().max(1) as f64;
+    let bottom = y0 + TOP + plot_h;
     for (i, b) in p.bars.iter().enumerate() {
-        let cx = x0 + LEFT + slot * (i as f64 + 0.5);
+        let cx = left + slot * (i as f64 + 0.5);
         let bw = (slot * 0.6).min(40.0);
         if let Some(v) = b.value {
+            let (y1, y2) = (y(axis.base()), y(v));
             let _ = writeln!(
                 out,
                 "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\" fill=\"{}\">\
                  <title>{}: {v:.3} (min {:.3}, max {:.3})</title></rect>",
                 cx - bw / 2.0,
-                y(v),
-                (y(0.0) - y(v)).max(0.0),
+                y1.min(y2),
+                (y1 - y2).abs().max(1.0),
                 b.color,
                 esc(&b.label),
                 b.lo,
                 b.hi
             );
+            let (ylo, yhi) = (y(b.lo), y(b.hi));
             let _ = writeln!(
                 out,
-                "<line class=\"whisker\" x1=\"{cx:.1}\" x2=\"{cx:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
-                 stroke=\"#222\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
-                 stroke=\"#222\"/><line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" \
-                 stroke=\"#222\"/>",
-                y(b.lo),
-                y(b.hi),
+                "<g class=\"whisker\" stroke=\"#222\"><line x1=\"{cx:.1}\" x2=\"{cx:.1}\" \
+                 y1=\"{ylo:.1}\" y2=\"{yhi:.1}\"/><line x1=\"{0:.1}\" x2=\"{1:.1}\" y1=\"{ylo:.1}\" \
+                 y2=\"{ylo:.1}\"/><line x1=\"{0:.1}\" x2=\"{1:.1}\" y1=\"{yhi:.1}\" \
+                 y2=\"{yhi:.1}\"/></g>",
                 cx - 5.0,
                 cx + 5.0,
-                y(b.lo),
-                y(b.lo),
-                cx - 5.0,
-                cx + 5.0,
-                y(b.hi),
-                y(b.hi)
             );
+            // The median's figure beyond the whisker's far end from the bar's base.
+            let text = if p.reference.is_some() {
+                format!("{v:.2}")
+            } else {
+                format!("{v:.0}")
+            };
+            let ty = if v >= axis.base() {
+                y(b.hi.max(v)) - 4.0
+            } else {
+                (y(b.lo.min(v)) + 11.0).min(bottom - 2.0)
+            };
             let _ = writeln!(
                 out,
-                "<text x=\"{cx:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"middle\">{}</text>",
-                y(b.hi.max(v)) - 4.0,
-                if p.reference.is_some() {
-                    format!("{v:.2}")
-                } else {
-                    format!("{v:.0}")
-                }
+                "<text x=\"{cx:.1}\" y=\"{ty:.1}\" font-size=\"9\" text-anchor=\"middle\">{text}</text>"
             );
         } else {
             let _ = writeln!(
                 out,
                 "<text x=\"{cx:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"middle\">n/a</text>",
-                y(0.0) - 4.0
+                y(axis.base()) - 4.0
             );
         }
         let _ = writeln!(
             out,
             "<text transform=\"translate({cx:.1},{:.1}) rotate(-40)\" font-size=\"11\" \
              text-anchor=\"end\">{}</text>",
-            y(0.0) + 14.0,
+            bottom + 14.0,
             esc(&b.label)
-        );
-    }
-    if let Some(r) = p.reference {
-        let _ = writeln!(
-            out,
-            "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#cc3311\" \
-             stroke-dasharray=\"5,3\"/>",
-            x0 + LEFT,
-            x0 + LEFT + plot_w,
-            y(r),
-            y(r)
         );
     }
     let _ = writeln!(
         out,
-        "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"#000\"/>\
-         <line x1=\"{0:.1}\" x2=\"{3:.1}\" y1=\"{2:.1}\" y2=\"{2:.1}\" stroke=\"#000\"/>",
-        x0 + LEFT,
-        y(ymax),
-        y(0.0),
-        x0 + LEFT + plot_w
+        "<line x1=\"{left:.1}\" x2=\"{left:.1}\" y1=\"{0:.1}\" y2=\"{bottom:.1}\" stroke=\"#000\"/>\
+         <line x1=\"{left:.1}\" x2=\"{right:.1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\" \
+         stroke=\"#000\"/>",
+        y0 + TOP
     );
     let _ = writeln!(out, "</g>");
 }
 
-/// The whole figure: panels two per row, two caption lines at the bottom.
-pub fn svg(panels: &[Panel], caption: &str) -> String {
-    let width = panels.iter().map(panel_width).fold(380.0, f64::max);
-    let rows = panels.len().div_ceil(COLUMNS).max(1);
-    let cols = panels.len().clamp(1, COLUMNS);
-    let (w, h) = (width * cols as f64, PANEL_H * rows as f64 + 40.0);
+/// The whole figure: the legend on top, the panels `columns` per row, the caption at the bottom.
+pub fn svg(fig: &Figure) -> String {
+    let columns = fig.columns.max(1);
+    let width = fig.panels.iter().map(panel_width).fold(380.0, f64::max);
+    let rows = fig.panels.len().div_ceil(columns).max(1);
+    let cols = fig.panels.len().clamp(1, columns);
+    let lines = fig.caption.lines().count() as f64;
+    let (w, h) = (
+        width * cols as f64,
+        LEGEND_H + PANEL_H * rows as f64 + 15.0 * lines + 12.0,
+    );
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -301,15 +451,54 @@ pub fn svg(panels: &[Panel], caption: &str) -> String {
          viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"sans-serif\">"
     );
     let _ = writeln!(out, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
-    for (i, p) in panels.iter().enumerate() {
-        let (col, row) = (i % COLUMNS, i / COLUMNS);
-        draw_panel(&mut out, p, col as f64 * width, row as f64 * PANEL_H, width);
+    let mut x = 10.0;
+    for (color, what) in &fig.legend {
+        let _ = writeln!(
+            out,
+            "<g class=\"legend\"><rect x=\"{x:.1}\" y=\"10\" width=\"14\" height=\"14\" \
+             fill=\"{color}\"/><text x=\"{:.1}\" y=\"21\" font-size=\"12\">{}</text></g>",
+            x + 20.0,
+            esc(what)
+        );
+        x += 20.0 + 7.0 * what.chars().count() as f64 + 24.0;
     }
-    for (i, line) in caption.lines().enumerate() {
+    if fig.panels.iter().any(|p| p.reference.is_some()) {
+        let _ = writeln!(
+            out,
+            "<g class=\"legend\"><line x1=\"{x:.1}\" x2=\"{:.1}\" y1=\"17\" y2=\"17\" \
+             stroke=\"#cc3311\" stroke-dasharray=\"5,3\"/><text x=\"{:.1}\" y=\"21\" \
+             font-size=\"12\">{BASELINE} = 1.0</text></g>",
+            x + 22.0,
+            x + 28.0
+        );
+        x += 28.0 + 7.0 * (BASELINE.len() + 6) as f64 + 24.0;
+    }
+    let _ = writeln!(
+        out,
+        "<g class=\"legend\"><line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"9\" y2=\"25\" stroke=\"#222\"/>\
+         <line x1=\"{1:.1}\" x2=\"{2:.1}\" y1=\"9\" y2=\"9\" stroke=\"#222\"/><line x1=\"{1:.1}\" \
+         x2=\"{2:.1}\" y1=\"25\" y2=\"25\" stroke=\"#222\"/><text x=\"{3:.1}\" y=\"21\" \
+         font-size=\"12\">min-max over the repeats</text></g>",
+        x + 5.0,
+        x,
+        x + 10.0,
+        x + 16.0
+    );
+    for (i, p) in fig.panels.iter().enumerate() {
+        let (col, row) = (i % columns, i / columns);
+        draw_panel(
+            &mut out,
+            p,
+            col as f64 * width,
+            LEGEND_H + row as f64 * PANEL_H,
+            width,
+        );
+    }
+    for (i, line) in fig.caption.lines().enumerate() {
         let _ = writeln!(
             out,
             "<text x=\"8\" y=\"{:.0}\" font-size=\"11\" fill=\"#444\">{}</text>",
-            h - 34.0 + 15.0 * i as f64,
+            LEGEND_H + PANEL_H * rows as f64 + 12.0 + 15.0 * i as f64,
             esc(line)
         );
     }
@@ -319,6 +508,7 @@ pub fn svg(panels: &[Panel], caption: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::workload::Workload;
     use super::*;
 
     #[test]
@@ -333,38 +523,141 @@ mod tests {
         assert_eq!(tick_label(15000.0, 5000.0), "15k");
         assert_eq!(tick_label(1_250_000.0, 250_000.0), "1.25M");
         assert_eq!(tick_label(0.0, 250_000.0), "0");
+        assert_eq!(ratio_label(0.7000000000000001), "0.7x");
+        assert_eq!(ratio_label(1.0), "1x");
+        assert_eq!(ratio_label(20.0), "20x");
+        assert_eq!(ratio_label(0.05), "0.05x");
     }
 
     #[test]
-    fn one_panel_per_workload_with_bars_and_whiskers() {
+    fn log_axis_holds_the_values_and_one() {
+        let (lo, hi) = log_range([0.0, 0.3, 12.0, f64::NAN]);
+        assert!(lo < 0.3 && hi > 12.0, "{lo} {hi}");
+        let (lo, hi) = log_range([]);
+        assert!(lo < 1.0 / 1.5 && hi > 1.5);
+        let t = log_ticks(lo, hi);
+        assert!(
+            t.contains(&1.0) && t.contains(&2.0) && t.contains(&0.5),
+            "{t:?}"
+        );
+        assert!(t.windows(2).all(|w| w[0] < w[1]));
+        assert!(log_ticks(0.001, 1000.0)
+            .iter()
+            .all(|t| t.log10().fract() == 0.0));
+    }
+
+    fn rec(config: &str, kind: &str, w: Workload, repeat: u32, x: f64) -> RunRecord {
+        let mut r = RunRecord::new(config, kind, w, repeat);
+        r.ok = true;
+        r.cpus = 8;
+        r.time_s = Some(x);
+        r.p99_us = Some(x * 100.0);
+        r.migrations = Some((x * 10.0) as u64);
+        r.context_switches = Some((x * 1000.0) as u64);
+        r
+    }
+
+    /// Every workload has a panel per metric (its main one, migrations, ctx switches), every
+    /// panel a bar and a whisker per configuration, on a log ratio axis with the 1.0 line.
+    #[test]
+    fn a_panel_per_metric_and_workload_with_a_whisker_per_config() {
+        let workloads = vec![Workload::Hackbench, Workload::Wakelat];
+        let configs = [
+            ("eevdf", "eevdf"),
+            ("all-on", "sis"),
+            ("plain", "sis"),
+            ("bpfland", "peer"),
+        ];
+        let mut recs = vec![];
+        for repeat in 1..=3 {
+            for (i, (c, kind)) in configs.iter().enumerate() {
+                for &w in &workloads {
+                    recs.push(rec(c, kind, w, repeat, (i + 1) as f64 * repeat as f64));
+                }
+            }
+        }
+        let meta = Meta {
+            configs: configs
+                .iter()
+                .map(|(c, _)| (c.to_string(), String::new()))
+                .collect(),
+            workloads: workloads.clone(),
+            repeats: 3,
+            notes: vec![],
+        };
+        let fig = ratio_figure(&recs, &meta, "one\ntwo".into());
+        let s = svg(&fig);
+        assert!(s.starts_with("<svg ") && s.trim_end().ends_with("</svg>"));
+        let panels = workloads.len() * 3;
+        assert_eq!(s.matches("<g class=\"panel\">").count(), panels);
+        for w in &workloads {
+            for m in ratio_metrics(*w) {
+                assert!(
+                    s.contains(&format!(">{w}: {}</text>", m.label)),
+                    "no panel for {w} {}",
+                    m.label
+                );
+            }
+        }
+        assert!(s.contains(">hackbench: migrations</text>"));
+        assert!(s.contains(">wakelat: ctx switches</text>"));
+        assert_eq!(
+            s.matches("class=\"whisker\"").count(),
+            panels * configs.len(),
+            "a whisker per configuration and panel"
+        );
+        assert_eq!(
+            s.matches("<rect x=").count() - fig.legend.len(),
+            panels * configs.len()
+        );
+        assert_eq!(s.matches("class=\"reference\"").count(), panels);
+        for (c, _) in configs {
+            assert_eq!(s.matches(&format!(">{c}</text>")).count(), panels, "{c}");
+        }
+        for (_, what) in &fig.legend {
+            assert!(s.contains(&esc(what)), "legend {what}");
+        }
+        assert_eq!(fig.legend.len(), 4, "eevdf, scx_sis, plain, peers");
+        assert!(s.contains(">1x</text>"), "the ratio axis labels 1x");
+        assert!(s.contains(">two</text>"), "caption lines");
+    }
+
+    #[test]
+    fn missing_values_and_labels() {
         let bar = |label: &str, v: Option<f64>| Bar {
             label: label.into(),
             value: v,
             lo: 0.9,
             hi: 1.1,
-            color: "#4477aa",
+            color: SIS_COLOR,
         };
-        let panels = vec![
-            Panel {
-                title: "hackbench: time s vs eevdf".into(),
-                ylabel: "ratio".into(),
-                reference: Some(1.0),
-                bars: vec![bar("eevdf", Some(1.0)), bar("a<b", Some(0.95))],
-            },
-            Panel {
-                title: "pipe".into(),
-                ylabel: "ratio".into(),
-                reference: Some(1.0),
-                bars: vec![bar("eevdf", None)],
-            },
-        ];
-        let s = svg(&panels, "caption");
-        assert!(s.starts_with("<svg "));
-        assert!(s.trim_end().ends_with("</svg>"));
+        let fig = Figure {
+            panels: vec![
+                Panel {
+                    title: "hackbench: time s".into(),
+                    ylabel: "ratio".into(),
+                    reference: Some(1.0),
+                    bars: vec![bar("eevdf", Some(1.0)), bar("a<b", Some(0.0))],
+                },
+                Panel {
+                    title: "scaling".into(),
+                    ylabel: "ns".into(),
+                    reference: None,
+                    bars: vec![bar("eevdf", None), bar("x", Some(2000.0))],
+                },
+            ],
+            columns: 2,
+            legend: vec![],
+            caption: "caption".into(),
+        };
+        let s = svg(&fig);
         assert_eq!(s.matches("<g class=\"panel\">").count(), 2);
-        assert_eq!(s.matches("<rect x=").count(), 2, "one bar per value");
-        assert_eq!(s.matches("class=\"whisker\"").count(), 2);
+        assert_eq!(s.matches("class=\"whisker\"").count(), 3);
         assert!(s.contains("a&lt;b"), "labels are escaped");
         assert!(s.contains("n/a"));
+        assert!(
+            !s.contains("NaN") && !s.contains("inf"),
+            "a zero ratio stays on the axis"
+        );
     }
 }

@@ -12,12 +12,19 @@ use serde::{Deserialize, Serialize};
 
 use scx_sis::elapsed::hms;
 
+use super::config::BASELINE;
 use super::plan::Plan;
 use super::record::RunRecord;
 use super::{plot, report};
 
-/// Write results.md and results.svg from the records; returns the markdown.
-fn render(out: &Path, records: &[RunRecord], meta: &report::Meta) -> Result<String> {
+/// Write results.md and results.svg from the records, and the SVG to `svg_copy` too; returns
+/// the markdown.
+fn render(
+    out: &Path,
+    records: &[RunRecord],
+    meta: &report::Meta,
+    svg_copy: Option<&Path>,
+) -> Result<String> {
     let md = report::markdown(records, meta);
     fs::write(out.join("results.md"), &md)
         .with_context(|| format!("failed to write {}", out.join("results.md").display()))?;
@@ -27,18 +34,32 @@ fn render(out: &Path, records: &[RunRecord], meta: &report::Meta) -> Result<Stri
         .collect::<BTreeSet<_>>()
         .len()
         > 1;
-    let panels = if scaling {
-        plot::scaling_panels(records, meta)
-    } else {
-        plot::ratio_panels(records, meta)
-    };
-    let caption = format!(
-        "scx_sis bench: {}\nbars: median, whiskers: min-max over {} repeat(s)",
-        meta.notes.first().map_or("", String::as_str),
-        meta.repeats
+    let head = format!(
+        "scx_sis bench: {}",
+        meta.notes.first().map_or("", String::as_str)
     );
-    fs::write(out.join("results.svg"), plot::svg(&panels, &caption))
-        .with_context(|| format!("failed to write {}", out.join("results.svg").display()))?;
+    let fig = if scaling {
+        let caption = format!(
+            "{head}\nbars: median, whiskers: min-max over {} repeat(s)",
+            meta.repeats
+        );
+        plot::scaling_figure(records, meta, caption)
+    } else {
+        let caption = format!(
+            "{head}\nbars: median over {0} repeat(s) / {BASELINE}'s median, whiskers: each \
+             repeat's min and max / {BASELINE}'s median; log axis, lower is better in every \
+             panel\nmigrations and ctx switches: perf stat of the workload's tasks (they carry \
+             over from the VM to hardware better than times)",
+            meta.repeats
+        );
+        plot::ratio_figure(records, meta, caption)
+    };
+    let svg = plot::svg(&fig);
+    let mut paths = vec![out.join("results.svg")];
+    paths.extend(svg_copy.map(Path::to_path_buf));
+    for p in paths {
+        fs::write(&p, &svg).with_context(|| format!("failed to write {}", p.display()))?;
+    }
     Ok(md)
 }
 
@@ -59,7 +80,7 @@ pub fn save_plan(out: &Path, plan: &Plan, notes: &[String]) -> Result<()> {
         .with_context(|| format!("failed to write {}", p.display()))
 }
 
-pub fn rerender(dir: &Path) -> Result<()> {
+pub fn rerender(dir: &Path, svg_copy: Option<&Path>) -> Result<()> {
     let p = dir.join("plan.json");
     let saved: Saved = serde_json::from_str(
         &fs::read_to_string(&p).with_context(|| format!("failed to read {}", p.display()))?,
@@ -76,7 +97,10 @@ pub fn rerender(dir: &Path) -> Result<()> {
                 .with_context(|| format!("{}:{}: not a run record", p.display(), i + 1))
         })
         .collect::<Result<Vec<_>>>()?;
-    println!("{}", render(dir, &records, &saved.plan.meta(saved.notes))?);
+    println!(
+        "{}",
+        render(dir, &records, &saved.plan.meta(saved.notes), svg_copy)?
+    );
     Ok(())
 }
 
@@ -126,17 +150,21 @@ pub fn write_results(
     records: &[RunRecord],
     how: &str,
     t0: Instant,
+    svg_copy: Option<&Path>,
 ) -> Result<()> {
     let notes = vec![
         where_it_ran(records, how),
         format!("wall time {}", hms(t0.elapsed())),
     ];
     save_plan(out, plan, &notes)?;
-    let md = render(out, records, &plan.meta(notes))?;
+    let md = render(out, records, &plan.meta(notes), svg_copy)?;
     println!("{md}");
     eprintln!(
         "bench: wrote {0}/results.md, {0}/results.svg, {0}/runs.jsonl",
         out.display()
     );
+    if let Some(p) = svg_copy {
+        eprintln!("bench: wrote {}", p.display());
+    }
     Ok(())
 }

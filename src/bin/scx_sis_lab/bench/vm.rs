@@ -230,6 +230,7 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
         &records,
         "QEMU TCG VM, so absolute times are ~100x native",
         t0,
+        opts.svg.as_deref(),
     )?;
     if stop.load(Ordering::Relaxed) {
         bail!("interrupted");
