@@ -41,6 +41,7 @@ fi
 mech=$(grep -m1 '^rt takeover: ' "$SCHED_LOG" || true)
 if [ -n "$mech" ]; then
   pass rt_mechanism "$mech"
+  info "$(grep -m1 '^verifier:' "$SCHED_LOG" || echo 'no verifier line')"
 else
   fail rt_mechanism "no 'rt takeover:' line in the scheduler's log"
 fi
