@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use scx_sis::policy::PolicyOpts;
+use scx_sis::policy::{PolicyOpts, Switch};
 use scx_sis::scheduler;
 
 #[derive(Debug, Parser)]
@@ -49,6 +49,11 @@ pub struct RunOpts {
     #[arg(short, long)]
     pub verbose: bool,
 
+    /// Set SCX_OPS_ALLOW_QUEUED_WAKEUP (where the kernel knows it): remote wakeups may be
+    /// queued on the wakee's CPU. Fixed at load.
+    #[arg(long, value_name = "on|off", default_value = "off")]
+    pub queued_wakeup: Switch,
+
     /// Print every statistic the scheduler publishes, with its description, and exit.
     #[arg(long)]
     pub help_stats: bool,
@@ -63,6 +68,7 @@ impl RunOpts {
             stats_interval: Duration::from_secs_f64(self.stats_interval),
             exit_dump_len: self.exit_dump_len,
             verbose: self.verbose,
+            queued_wakeup: self.queued_wakeup.is_on(),
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
 use crate::policy::Curve;
 use crate::stats::{self, Metrics};
 use crate::topology::{self, Layout};
-use crate::{counters, curves, preflight, tunables, verifier};
+use crate::{counters, curves, ops_mechanism, preflight, tunables, verifier};
 
 pub const OPS_NAME: &str = "scx_sis";
 
@@ -80,6 +80,8 @@ pub struct Options {
     pub exit_dump_len: u32,
     /// Print libbpf's debug output, the verifier log included.
     pub verbose: bool,
+    /// Set SCX_OPS_ALLOW_QUEUED_WAKEUP where the kernel knows it.
+    pub queued_wakeup: bool,
 }
 
 pub struct Scheduler<'a> {
@@ -118,6 +120,10 @@ impl<'a> Scheduler<'a> {
         let ops_name = ops_name(&skel.struct_ops.sis_ops().name);
         no_autoattach(&skel.maps.sis_ops)?;
         fill_rodata(&mut skel, &layout);
+        eprintln!(
+            "{}",
+            ops_mechanism::configure(&mut skel, opts.queued_wakeup)?.report()
+        );
         // One key per LLC present, not SIS_MAX_LLCS: each CPU keeps a copy of every key.
         skel.maps
             .llc_stats

@@ -9,10 +9,14 @@ use libbpf_rs::query::ProgInfoIter;
 use libbpf_rs::ProgramType;
 
 /// Processed instructions of every loaded struct_ops program whose name starts with `prefix`
-/// ("sis_" for ours, "" for any scheduler's), by name without the prefix.
+/// ("sis_" for ours, "" for any scheduler's), by name without the prefix. With a prefix, the
+/// tracing programs of that name too (ours: the sched_switch tracepoint, on 6.19+); without
+/// one, tracing programs are left out, as any other tool's would be counted.
 pub fn struct_ops_insns(prefix: &str) -> BTreeMap<String, u32> {
     ProgInfoIter::default()
-        .filter(|p| p.ty == ProgramType::StructOps)
+        .filter(|p| {
+            p.ty == ProgramType::StructOps || (!prefix.is_empty() && p.ty == ProgramType::Tracing)
+        })
         .filter_map(|p| {
             let name = p.name.to_string_lossy().into_owned();
             let short = name.strip_prefix(prefix)?.to_string();

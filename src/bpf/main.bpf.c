@@ -41,6 +41,7 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "balance.bpf.h"
+#include "held.bpf.h"
 #include "pelt.bpf.h"
 #include "placement.bpf.h"
 #include "sis_util.bpf.h"
@@ -58,6 +59,37 @@ char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
+/*
+ * Declared weak under a flavor of its name: common.bpf.h's declaration is
+ * strong, and a strong kfunc a kernel removed fails the whole load (as 7.3's
+ * removal of scx_bpf_cpu_rq did), even where only the plain preset uses it.
+ */
+s32 scx_bpf_select_cpu_dfl___weak(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
+				  bool *is_idle) __ksym __weak;
+
+/*
+ * The plain preset's pick: the kernel's default idle selection. From 6.16
+ * through scx_bpf_select_cpu_and(), which says -EBUSY where select_cpu_dfl
+ * returned prev; before, select_cpu_dfl itself; with neither, prev.
+ */
+static __always_inline s32 kernel_pick(struct task_struct *p, s32 prev_cpu, u64 wake_flags,
+				       bool *idle)
+{
+	s32 cpu;
+
+	*idle = false;
+	if (__COMPAT_HAS_scx_bpf_select_cpu_and) {
+		cpu = scx_bpf_select_cpu_and(p, prev_cpu, wake_flags, p->cpus_ptr, 0);
+		if (cpu < 0)
+			return prev_cpu;
+		*idle = true;
+		return cpu;
+	}
+	if (bpf_ksym_exists(scx_bpf_select_cpu_dfl___weak))
+		return scx_bpf_select_cpu_dfl___weak(p, prev_cpu, wake_flags, idle);
+	return prev_cpu;
+}
+
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	/* Filed under prev's LLC: where the wakeup came from, not where the waker runs. */
@@ -70,7 +102,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	tun_snapshot(&t);
 	if (t.plain) {
-		pl.cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &pl.idle);
+		pl.cpu = kernel_pick(p, prev_cpu, wake_flags, &pl.idle);
 		pl.path = SIS_PATH_KERNEL_DFL;
 	} else {
 		pick_cpu(p, prev_cpu, wake_flags, start, &t, s, &pl);
@@ -109,15 +141,23 @@ static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
 }
 
 /*
+ * SCX_OPS_ALLOW_QUEUED_WAKEUP (--queued-wakeup, set by the daemon): the kernel
+ * may run a remote wakeup's ops.enqueue on the wakee's CPU, from its wake
+ * list, so the CPU ops.enqueue runs on is no longer the waker's.
+ */
+const volatile bool queued_wakeup;
+
+/*
  * A wakee was queued behind the task running on @cpu. A task that can run
- * nowhere else (a per-CPU kthread, a pinned task) preempts it when it is
- * earlier in vtime, as CFS's wakeup preemption would. Any other wakee gets
- * an idle CPU of the LLC kicked to steal it now rather than at the next
- * tick. Not when @cpu is the waker's own: a sync waker is about to sleep,
- * and the wakee runs there next.
+ * nowhere else (@pinned: a per-CPU kthread, a pinned or migration-disabled
+ * task) preempts it when it is earlier in vtime, as CFS's wakeup preemption
+ * would. Any other wakee gets an idle CPU of the LLC kicked to steal it now
+ * rather than at the next tick. Not when @cpu is the waker's own: a sync
+ * waker is about to sleep, and the wakee runs there next. With queued
+ * wakeups the waker is unknown here, so the kick is not skipped.
  */
 static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u64 vtime,
-					       const struct sis_tunables *t)
+					       bool pinned, const struct sis_tunables *t)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu), *ictx;
 	const struct cpumask *mask;
@@ -128,14 +168,14 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	if (p->nr_cpus_allowed == 1) {
+	if (pinned) {
 		if (time_before(vtime, curr_vtime_at(cctx, now))) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 			stat_inc(SIS_CNT_WAKEUP_PREEMPTS);
 		}
 		return;
 	}
-	if (cpu == bpf_get_smp_processor_id())
+	if (!queued_wakeup && cpu == bpf_get_smp_processor_id())
 		return;
 	if (!wait_exceeds(cpu, scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), now, tun_steal_min_ns(t))) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
@@ -157,22 +197,35 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	struct sis_task_ctx *tctx = task_ctx(p);
 	s32 cpu = scx_bpf_task_cpu(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP;
+	/*
+	 * SCX_OPS_ENQ_MIGRATION_DISABLED hands such a task here instead of to
+	 * its CPU's local DSQ: it stays in its CPU's own DSQ, whose stealers'
+	 * move_to_local passes over it, and no rescue or shard may send it
+	 * elsewhere (an insert on another CPU's local DSQ is a scheduler error).
+	 */
+	bool migration_disabled = is_migration_disabled(p);
 	struct sis_tunables t;
 	u64 vtime;
 
 	tun_snapshot(&t);
 	stat_inc(SIS_CNT_ENQUEUE);
-	if (t.plain) {
+	if (t.plain && !migration_disabled) {
 		scx_bpf_dsq_insert(p, SIS_DSQ_PLAIN, tun_slice_ns(&t), enq_flags);
+		/*
+		 * SCX_OPS_ENQ_LAST: @p's slice ended with nothing else for this
+		 * CPU, which now goes idle; wake it to run @p again from the FIFO.
+		 */
+		if (enq_flags & SCX_ENQ_LAST)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
 	vtime = task_vtime(p, cpu, wakeup, &t);
 	/* Taken out of a shard without running (affinity or priority change). */
 	if (tctx)
 		wakeq_forget(tctx, shard_left);
-	if ((enq_flags & SCX_ENQ_REENQ) && rescue_to_idle(p, enq_flags, &t))
+	if (!migration_disabled && (enq_flags & SCX_ENQ_REENQ) && rescue_to_idle(p, enq_flags, &t))
 		return;
-	if (wakeq_enqueue(p, cpu, vtime, enq_flags, &t))
+	if (!migration_disabled && wakeq_enqueue(p, cpu, vtime, enq_flags, &t))
 		return;
 
 	if (tctx)
@@ -180,9 +233,13 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), vtime, enq_flags);
 	work_mark(cpu);
 	if (wakeup)
-		wakeup_behind_busy(p, cpu, vtime, &t);
+		wakeup_behind_busy(p, cpu, vtime, migration_disabled || p->nr_cpus_allowed == 1,
+				   &t);
 	else
-		/* Placed on an idle CPU without claiming it (a race): wake it. */
+		/*
+		 * Placed on an idle CPU without claiming it (a race), or
+		 * SCX_OPS_ENQ_LAST's @p, whose CPU goes idle now: wake it.
+		 */
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
@@ -351,56 +408,59 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
  * A higher sched class took @cpu. What waits here would wait until it comes
  * back: on 6.12 a busy loop got 9 of 1000 ticks behind a SCHED_FIFO hog while
  * seven CPUs idled. The local DSQ goes back through ops.enqueue (which sends
- * it to idle CPUs); for this CPU's own queue, wake one idle CPU per waiting
- * task to steal it. Until ops.cpu_acquire the CPU counts as held: wakeups
- * avoid it, and stealers, pulls and other CPUs' ticks take what waits there.
+ * it to idle CPUs), and idle CPUs are woken to steal the CPU's own queue
+ * (held.bpf.h). Until the CPU comes back it counts as held: wakeups avoid
+ * it, and stealers, pulls and other CPUs' ticks take what waits there.
+ *
+ * Kernels before 6.19: ops.cpu_release / ops.cpu_acquire. The kernel sends
+ * one release per episode, so a hold that starts with the migration stopper
+ * and passes to an RT task is seen only as the stopper's: hold_begin() marks
+ * it too, and cpu_held() judges it by its length.
  */
 void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
-	bool stopper = args && args->reason == SCX_CPU_PREEMPT_STOP;
-	struct sis_tunables t;
-	u64 waiting;
-	u32 i;
-
-	/*
-	 * The kernel sends one release per episode, so a hold that starts with
-	 * the migration stopper and passes to an RT task is seen only as the
-	 * stopper's: mark it too, and cpu_held() judges it by its length.
-	 */
-	if (cctx) {
-		if (!cctx->released)
-			__sync_fetch_and_add(&nr_held_cpus, 1);
-		cctx->released = 1;
-		cctx->released_stop = stopper;
-		cctx->released_at = bpf_ktime_get_ns();
-	}
-	/*
-	 * The stopper holds a CPU for microseconds, and stress-ng's affinity
-	 * changes run it hundreds of times a second: sending work away each
-	 * time only churned tasks between CPUs.
-	 */
-	if (stopper)
+	if (!hold_begin(cpu, args && args->reason == SCX_CPU_PREEMPT_STOP))
 		return;
-	tun_snapshot(&t);
 	scx_bpf_reenqueue_local();
-	waiting = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) +
-		  scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
-	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
-		if (!wake_stealer(llc_of(cpu), cpu, SIS_CNT_RESCUES))
-			break;
-	}
+	wake_stealers_for_held(cpu);
 }
 
-/* The higher class let go of @cpu: it is no longer held. */
 void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	hold_end(cpu);
+}
 
-	if (cctx && cctx->released) {
-		cctx->released = 0;
-		__sync_fetch_and_sub(&nr_held_cpus, 1);
+/* Between ops.init and ops.exit: the tracepoint below fires before the ops are attached. */
+static bool sis_live;
+
+/*
+ * 6.19 and later: every context switch. The daemon enables this program and
+ * drops the two ops above where the kernel can reenqueue from anywhere. A
+ * switch to prio below MAX_RT_PRIO is one to the RT, deadline or stop class
+ * (an ext task boosted by priority inheritance runs in the RT class too); a
+ * switch to anything else, an ext task or idle, gives the CPU back. Unlike
+ * the ops, it also sees a stopper's hold pass to an RT task.
+ */
+SEC("?tp_btf/sched_switch")
+int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	s32 cpu;
+
+	if (!sis_live)
+		return 0;
+	cpu = bpf_get_smp_processor_id();
+	if (next->prio >= MAX_RT_PRIO) {
+		/* The common case: nothing was held anywhere. */
+		if (nr_held_cpus)
+			hold_end(cpu);
+		return 0;
 	}
+	if (!hold_begin(cpu, is_stopper(next)))
+		return 0;
+	scx_bpf_reenqueue_local_from_anywhere();
+	wake_stealers_for_held(cpu);
+	return 0;
 }
 
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
@@ -583,11 +643,13 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 		scx_bpf_error("failed to start the timer: %d", err);
 		return err;
 	}
+	sis_live = true;
 	return 0;
 }
 
 void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
 {
+	sis_live = false;
 	UEI_RECORD(uei, ei);
 }
 

@@ -37,6 +37,15 @@ else
   finish
 fi
 
+# --- the daemon names how RT/deadline takeovers reach it and the ops flags it set
+mech=$(grep -m1 '^rt takeover: ' "$SCHED_LOG" || true)
+if [ -n "$mech" ]; then
+  pass rt_mechanism "$mech"
+  info "$(grep -m1 '^verifier:' "$SCHED_LOG" || echo 'no verifier line')"
+else
+  fail rt_mechanism "no 'rt takeover:' line in the scheduler's log"
+fi
+
 # --- workloads under scx_sis
 # shellcheck disable=SC2086  # word splitting intended
 run_hackbench hackbench ${SIS_HACKBENCH_ARGS:--g 4 -l 200}

@@ -141,9 +141,11 @@ dump_dmesg() {
 }
 
 # dmesg lines that mean sched_ext or the scheduler went wrong (stall ejection, BPF error, ...),
-# from dmesg line FROM (default 1) on. A clean unload ("unregistered from user space") is fine.
+# or that it uses an interface the kernel deprecates (7.3: "sched_ext: ops->cpu_acquire/release()
+# are deprecated, ..."), from dmesg line FROM (default 1) on. A clean unload ("unregistered from
+# user space") is fine.
 scx_dmesg_errors() {
-  dmesg | tail -n +"${1:-1}" | grep -iE 'runnable task stall|sched_ext.*(error|stall|watchdog|fail)|scx_bpf_error|BUG:|WARNING:|Oops|soft lockup|hung task' |
+  dmesg | tail -n +"${1:-1}" | grep -iE 'runnable task stall|sched_ext.*(error|stall|watchdog|fail|deprecated)|scx.*deprecated|scx_bpf_error|BUG:|WARNING:|Oops|soft lockup|hung task' |
     grep -v 'unregistered from user' || true
 }
 
