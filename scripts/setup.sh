@@ -12,6 +12,8 @@ PKGS=(
   qemu-system-x86 busybox-static cpio gzip rt-tests linux-perf stress-ng
   # scripts/kernels.sh: private apt fetch of Debian kernels (trixie keys are in bookworm's keyring)
   debian-archive-keyring gpgv
+  # scripts/kernels.sh, when it must derive a config from a 6.19+ image (zstd-compressed)
+  zstd
   # scripts/check-package.sh: systemd-analyze verify; dpkg-shlibdeps for the package's Depends
   systemd dpkg-dev
 )
