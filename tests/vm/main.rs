@@ -516,14 +516,28 @@ fn bench_quick_7() {
         svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"),
         "{svg}"
     );
+    // A row per workload: its main metric, migrations and ctx switches (bench/plot.rs).
+    let titles = [
+        ">hackbench: time s<",
+        ">hackbench: migrations<",
+        ">hackbench: ctx switches<",
+        ">wakelat: p99 us<",
+        ">wakelat: migrations<",
+        ">wakelat: ctx switches<",
+    ];
+    let missing: Vec<&str> = titles
+        .iter()
+        .copied()
+        .filter(|t| !svg.contains(t))
+        .collect();
     assert!(
-        panels == 2 && svg.contains(">hackbench: ") && svg.contains(">wakelat: "),
-        "{svg}"
+        panels == titles.len() && missing.is_empty(),
+        "{panels} panels, missing {missing:?}:\n{svg}"
     );
     assert_eq!(
-        svg.matches("<rect x=").count(),
-        4,
-        "a bar per config and workload"
+        svg.matches("<g class=\"whisker\"").count(),
+        2 * titles.len(),
+        "a whisker per config and panel"
     );
     let _ = std::fs::remove_dir_all(&out);
 }
