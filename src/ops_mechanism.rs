@@ -33,16 +33,15 @@ pub enum RtMechanism {
 
 impl RtMechanism {
     /// The tracepoint where the kernel can reenqueue a local DSQ outside ops.cpu_release:
-    /// scx_bpf_reenqueue_local's v2 (6.19) or the generic scx_bpf_dsq_reenq (7.1).
+    /// scx_bpf_reenqueue_local's v2 (6.19), the kfunc sis_sched_switch calls
+    /// (scx_bpf_reenqueue_local_from_anywhere() does nothing without it). The generic
+    /// scx_bpf_dsq_reenq (7.0) does not count: the tracepoint does not call it.
     pub fn detect() -> Self {
         Self::choose(|k| ksym_exists(k).unwrap_or(false))
     }
 
     fn choose(has_kfunc: impl Fn(&str) -> bool) -> Self {
-        if ["scx_bpf_reenqueue_local___v2", "scx_bpf_dsq_reenq"]
-            .iter()
-            .any(|k| has_kfunc(k))
-        {
+        if has_kfunc("scx_bpf_reenqueue_local___v2") {
             Self::SchedSwitch
         } else {
             Self::CpuRelease
@@ -187,7 +186,7 @@ mod tests {
         );
         assert_eq!(
             RtMechanism::choose(|k| k == "scx_bpf_dsq_reenq"),
-            RtMechanism::SchedSwitch
+            RtMechanism::CpuRelease
         );
     }
 
