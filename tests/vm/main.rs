@@ -73,6 +73,11 @@ fn skip_all() -> bool {
 /// Kernel series selected by SCX_SIS_VM_KERNELS (space or comma separated).
 fn selected_kernels() -> Vec<String> {
     let v = std::env::var("SCX_SIS_VM_KERNELS").unwrap_or_else(|_| DEFAULT_KERNELS.to_string());
+    series_list(&v)
+}
+
+/// A list of kernel series, space or comma separated (SCX_SIS_VM_KERNELS, SCX_SIS_MATRIX).
+fn series_list(v: &str) -> Vec<String> {
     v.split(|c: char| c == ',' || c.is_whitespace())
         .filter(|s| !s.is_empty())
         .map(str::to_string)
@@ -586,15 +591,12 @@ fn matrix() {
         "|---|---|---|---|---|".to_string(),
     ];
     let mut failed = Vec::new();
-    for series in list
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|s| !s.is_empty())
-    {
+    for series in series_list(&list) {
         let (mut release, mut loads) = ("?".to_string(), false);
         let mut cells = Vec::new();
         for (script, judge) in scripts {
             // run_guest panics when the kernel cannot be fetched: that series' row says so.
-            let Ok(run) = catch_unwind(|| run_guest(series, script, "2llc-smt", &[])) else {
+            let Ok(run) = catch_unwind(|| run_guest(&series, script, "2llc-smt", &[])) else {
                 cells.push("no kernel".to_string());
                 failed.push(format!("{script} on {series}"));
                 continue;
