@@ -25,6 +25,9 @@ pub mod scheduler;
 pub mod counters;
 pub mod stats;
 
+// The placement trace.
+pub mod trace;
+
 // Pieces both programs use.
 pub mod elapsed;
 pub mod kernels;

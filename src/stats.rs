@@ -107,6 +107,10 @@ llc_metrics! {
         "Wait of stolen tasks: bucket i counts waits of [2^i, 2^(i+1)) ns";
     count kicks_skipped = sis_counter_SIS_CNT_KICKS_SKIPPED,
         "Stealer kicks not sent (tick, wakeup): the wait would be below steal-min";
+    count trace_events = sis_counter_SIS_CNT_TRACE_EVENTS,
+        "Placement trace records written to the ring buffer (scx_sis trace)";
+    count trace_drops = sis_counter_SIS_CNT_TRACE_DROPS,
+        "Placement trace records lost: the ring buffer was full";
     shards shards, "Per-shard wakequeue statistics, by shard index";
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
-use crate::bpf_intf::sis_tunables;
+use crate::bpf_intf::{self, sis_tunables};
 use crate::policy::{defaults as dfl, PolicyOpts, Preset, Switch};
 use crate::{curves, preflight};
 
@@ -37,6 +37,10 @@ pub fn defaults() -> sis_tunables {
         plain: (dfl::PRESET == Preset::Plain) as u32,
         balance_lag_us: dfl::BALANCE_LAG_US,
         steal_min_us: dfl::STEAL_MIN_US,
+        // The trace is `scx_sis trace`'s to switch, never on at start.
+        trace: 0,
+        trace_tgid: 0,
+        trace_comm: [0; bpf_intf::sis_limits_SIS_COMM_LEN as usize],
     }
 }
 

@@ -27,6 +27,9 @@ enum sis_limits {
 	/* select_cpu times one call in this many (a power of two); bpf_stats times them all. */
 	SIS_COST_SAMPLE_EVERY = 64,
 	SIS_CAPACITY = 1024,
+	SIS_COMM_LEN = 16, /* TASK_COMM_LEN */
+	/* The trace ring buffer's default size; the daemon may set another at load. */
+	SIS_TRACE_RING_KIB = 8192,
 };
 
 /* User DSQ ids: one per CPU (id == cpu) and one per wakequeue shard. */
@@ -97,6 +100,8 @@ enum sis_counter {
 	SIS_CNT_STEAL_SKIP_HOT,	  /* heads left: cache-hot, expected wait below 2x steal-min */
 	SIS_CNT_STEAL_WAIT_NS,	  /* summed wait of stolen tasks, queued to stolen */
 	SIS_CNT_KICKS_SKIPPED,	  /* stealer kicks not sent: the wait would be below steal-min */
+	SIS_CNT_TRACE_EVENTS,	  /* trace events written to the ring buffer */
+	SIS_CNT_TRACE_DROPS,	  /* trace events lost: the ring buffer was full */
 	SIS_NR_COUNTERS,
 };
 
@@ -141,6 +146,81 @@ struct sis_tunables {
 	u32 steal_min_us;
 	/* Test-only: non-zero makes the next dispatch call scx_bpf_error(). */
 	u32 test_inject_error;
+	/* Placement trace (trace.bpf.h): on or off, and which tasks (0 / "" for all). */
+	u32 trace;
+	u32 trace_tgid;
+	char trace_comm[SIS_COMM_LEN];
+};
+
+/* The placement trace: one record per event, written only while the trace tunable is on. */
+enum sis_trace_kind {
+	SIS_TRACE_DECISION, /* select_cpu placed a wakeup */
+	SIS_TRACE_QUEUED,   /* ops.enqueue queued a task to wait (no idle CPU was claimed) */
+	SIS_TRACE_MOVE,	    /* a steal, pull or rescue moved a task, or a CPU was kicked to */
+	SIS_TRACE_RUN,	    /* a task started running */
+	SIS_TRACE_STOP,	    /* a task stopped running */
+	SIS_NR_TRACE_KINDS,
+};
+
+/* Why a MOVE happened (what moved the task, or why a CPU was kicked). */
+enum sis_move {
+	SIS_MOVE_STEAL_LLC,	/* an idle CPU stole from a CPU of its LLC */
+	SIS_MOVE_STEAL_REMOTE,	/* ... from another LLC */
+	SIS_MOVE_PULL,		/* a busy CPU pulled a task lagging in vtime, same LLC */
+	SIS_MOVE_PULL_REMOTE,	/* ... from another LLC */
+	SIS_MOVE_RESCUE_HELD,	/* taken from a CPU a higher class holds */
+	SIS_MOVE_RESCUE_REENQ,	/* requeued off a CPU a higher class took, to an idle one */
+	SIS_MOVE_WAKEQ,		/* taken from another CPU's wakequeue shard */
+	SIS_MOVE_PLAIN_FIFO,	/* plain preset: taken from the one FIFO */
+	SIS_MOVE_TICK_KICK,	/* a busy CPU's tick woke an idle CPU to steal */
+	SIS_MOVE_WAKEUP_KICK,	/* a wakee queued behind a busy CPU woke an idle one */
+	SIS_MOVE_HELD_KICK,	/* a CPU taken by a higher class woke idle CPUs */
+	SIS_NR_MOVES,
+};
+
+/* Where a QUEUED task waits. */
+enum sis_queue {
+	SIS_QUEUE_CPU,	 /* its CPU's DSQ */
+	SIS_QUEUE_SHARD, /* a wakequeue shard */
+	SIS_QUEUE_PLAIN, /* the plain preset's FIFO */
+	SIS_NR_QUEUES,
+};
+
+/* What a RUN's cause field holds: the path that placed it, or the move that brought it. */
+enum sis_cause_kind {
+	SIS_CAUSE_NONE, /* neither since it last ran: it stayed where it was queued */
+	SIS_CAUSE_PATH,
+	SIS_CAUSE_MOVE,
+};
+
+struct sis_trace_event {
+	u64 ts;
+	/*
+	 * DECISION: the select_cpu cost; MOVE: how long the task had waited in
+	 * its queue; RUN: the wait from its decision to this run (0 without one).
+	 */
+	u64 ns;
+	/* RUN: the timestamp of the decision it follows (0: none); ties the two. */
+	u64 decision_ts;
+	u32 pid;
+	u32 tgid;
+	/* DECISION: the chosen CPU; QUEUED: the queue's CPU; MOVE: to; RUN, STOP: this CPU. */
+	s32 cpu;
+	/* DECISION: prev; MOVE: from; RUN: where it last ran (-1: never). */
+	s32 from_cpu;
+	s32 waker_cpu; /* DECISION: the CPU select_cpu ran on */
+	u32 wake_flags;
+	u32 nr_scan; /* DECISION: SIS_UTIL's scan limit for prev's LLC */
+	u32 tested;  /* DECISION: CPUs the LLC scan tested */
+	u32 depth;   /* QUEUED: tasks already waiting there */
+	u16 kind;    /* enum sis_trace_kind */
+	/* DECISION: enum sis_path; MOVE: enum sis_move; QUEUED: enum sis_queue; RUN: per cause_kind. */
+	u16 cause;
+	u8 cause_kind; /* RUN: enum sis_cause_kind */
+	u8 idle;       /* DECISION: the CPU was idle and is claimed for the task */
+	u8 migrated;   /* RUN: on another CPU than last time */
+	u8 pad;
+	char comm[SIS_COMM_LEN];
 };
 
 #endif /* __SIS_INTF_H */
