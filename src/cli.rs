@@ -29,6 +29,9 @@ pub enum Command {
     Tune(TuneOpts),
     /// Show the running scheduler's per-LLC stats, without loading anything.
     Monitor(MonitorOpts),
+    /// Record every placement decision, move and run of the running scheduler for a while:
+    /// a Perfetto trace, a summary of who moved and why, and optionally a picture.
+    Trace(TraceOpts),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -54,6 +57,12 @@ pub struct RunOpts {
     #[arg(long, value_name = "on|off", default_value = "off")]
     pub queued_wakeup: Switch,
 
+    /// Size of the ring buffer `scx_sis trace` reads, in KiB (a power of two, 4 to 1048576).
+    /// Kernel memory for as long as the scheduler runs; records that find it full are counted
+    /// as dropped. Fixed at load.
+    #[arg(long, value_name = "KIB", default_value_t = scx_sis::bpf_intf::sis_limits_SIS_TRACE_RING_KIB, value_parser = parse_ring_kib)]
+    pub trace_buffer_kib: u32,
+
     /// Print every statistic the scheduler publishes, with its description, and exit.
     #[arg(long)]
     pub help_stats: bool,
@@ -69,6 +78,7 @@ impl RunOpts {
             exit_dump_len: self.exit_dump_len,
             verbose: self.verbose,
             queued_wakeup: self.queued_wakeup.is_on(),
+            trace_buffer_kib: self.trace_buffer_kib,
         }
     }
 }
@@ -100,6 +110,47 @@ pub struct MonitorOpts {
     /// Stop after this many reports (default: until Ctrl-C).
     #[arg(long)]
     pub count: Option<u64>,
+}
+
+/// A BPF ring buffer is a power-of-two number of pages (4 KiB here).
+fn parse_ring_kib(s: &str) -> Result<u32, String> {
+    let v: u32 = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
+    if (4..=1 << 20).contains(&v) && v.is_power_of_two() {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a power of two in 4..=1048576 KiB"))
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceOpts {
+    /// Seconds to record.
+    #[arg(long, default_value_t = 5.0, value_parser = parse_interval)]
+    pub duration: f64,
+
+    /// Record only this process (its tgid), filtered in BPF.
+    #[arg(long, conflicts_with = "comm")]
+    pub pid: Option<u32>,
+
+    /// Record only tasks of this name (as in /proc/PID/comm), filtered in BPF.
+    #[arg(long)]
+    pub comm: Option<String>,
+
+    /// The trace file: Chrome trace-event JSON, which ui.perfetto.dev and chrome://tracing open.
+    #[arg(short, long, value_name = "FILE", default_value = "scx_sis-trace.json")]
+    pub output: std::path::PathBuf,
+
+    /// Also draw a window of the trace as per-CPU lanes, migrations as arrows, in this SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<std::path::PathBuf>,
+
+    /// Print the summary as one JSON object (with the scheduler's counters over the window).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Take over a trace left switched on by a trace that was killed.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn parse_interval(s: &str) -> Result<f64, String> {
@@ -160,6 +211,16 @@ mod tests {
         assert!(parse(&["--help-stats"]).unwrap().run.help_stats);
         assert!(parse(&["bench", "--quick"]).is_err());
         assert!(parse(&["wakelat"]).is_err());
+    }
+
+    #[test]
+    fn trace_takes_one_filter_and_a_sane_ring_size() {
+        assert!(parse(&["trace", "--pid", "1", "--comm", "x"]).is_err());
+        assert!(parse(&["trace", "--duration", "0"]).is_err());
+        assert!(parse(&["trace", "--comm", "hackbench", "-o", "/tmp/t.json"]).is_ok());
+        assert!(parse(&["--trace-buffer-kib", "64"]).is_ok());
+        assert!(parse(&["--trace-buffer-kib", "100"]).is_err());
+        assert!(parse(&["--trace-buffer-kib", "2"]).is_err());
     }
 
     #[test]

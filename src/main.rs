@@ -1,9 +1,11 @@
 //! scx_sis: the scheduler and its controls. Without a subcommand it loads the BPF scheduler and
-//! runs it; `tune` changes the running instance's tunables, `monitor` shows its stats.
+//! runs it; `tune` changes the running instance's tunables, `monitor` shows its stats, `trace`
+//! records its placement decisions.
 //! The policy core is the library (src/lib.rs); the lab is the scx_sis_lab binary.
 
 mod cli;
 mod monitor;
+mod trace_cmd;
 mod tune;
 
 use std::mem::MaybeUninit;
@@ -59,6 +61,10 @@ fn main() -> ExitCode {
         },
         Some(Command::Tune(t)) => tune::run(t.show, &t.policy),
         Some(Command::Monitor(m)) => shutdown::flag().and_then(|s| monitor::run(m, s)),
+        Some(Command::Trace(t)) => {
+            // Not flag_then_exit: exiting at a second Ctrl-C would leave the trace switched on.
+            shutdown::flag().and_then(|s| trace_cmd::run(t, s))
+        }
     };
     program::exit_code("scx_sis", result)
 }

@@ -82,6 +82,8 @@ pub struct Options {
     pub verbose: bool,
     /// Set SCX_OPS_ALLOW_QUEUED_WAKEUP where the kernel knows it.
     pub queued_wakeup: bool,
+    /// The trace ring buffer's size (a power of two, at least a page).
+    pub trace_buffer_kib: u32,
 }
 
 pub struct Scheduler<'a> {
@@ -124,6 +126,10 @@ impl<'a> Scheduler<'a> {
             "{}",
             ops_mechanism::configure(&mut skel, opts.queued_wakeup)?.report()
         );
+        skel.maps
+            .trace_ring
+            .set_max_entries(opts.trace_buffer_kib * 1024)
+            .context("failed to size the trace ring buffer")?;
         // One key per LLC present, not SIS_MAX_LLCS: each CPU keeps a copy of every key.
         skel.maps
             .llc_stats
@@ -140,7 +146,7 @@ impl<'a> Scheduler<'a> {
         tunables::write(&skel.maps.tunables, initial)?;
         // Self does not exist yet, so its Drop cannot clean up: any error from here on returns
         // early and drops the locals, `link` (detach) before `pin` (unpin), leaving nothing behind.
-        let pin = tunables::pin(&mut skel.maps.tunables)?;
+        let pin = tunables::pin(&mut skel.maps.tunables, &mut skel.maps.trace_ring)?;
         let link = scx_ops_attach!(skel, sis_ops)?;
         let stats_server = StatsServer::new(stats::server_data())
             .launch()

@@ -1,6 +1,7 @@
 //! The runtime tunables: one struct shared with BPF (struct sis_tunables) in
 //! a single-entry array map that BPF reads on every decision. The map is
-//! pinned so that `scx_sis tune`, another process, can change it live.
+//! pinned so that `scx_sis tune`, another process, can change it live; the
+//! trace ring buffer is pinned beside it for `scx_sis trace`.
 
 use std::fs;
 use std::path::Path;
@@ -14,6 +15,8 @@ use crate::{curves, preflight};
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
 pub const TUNABLES_PIN: &str = "/sys/fs/bpf/scx_sis/tunables";
+pub const TRACE_RING_PIN: &str = "/sys/fs/bpf/scx_sis/trace_ring";
+const PINS: [&str; 2] = [TUNABLES_PIN, TRACE_RING_PIN];
 
 // SAFETY: a repr(C) struct of integers, valid for any bit pattern.
 unsafe impl plain::Plain for sis_tunables {}
@@ -102,7 +105,32 @@ pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
         ("balance-lag-us", t.balance_lag_us.to_string()),
         ("steal-min-us", t.steal_min_us.to_string()),
         ("test-inject-error", onoff(t.test_inject_error)),
+        ("trace", describe_trace(t)),
     ]
+}
+
+/// The trace's state: off, or on with its filter (set by `scx_sis trace`, not by flags).
+fn describe_trace(t: &sis_tunables) -> String {
+    if t.trace == 0 {
+        return "off".to_string();
+    }
+    let comm = comm_of(&t.trace_comm);
+    match (t.trace_tgid, comm.is_empty()) {
+        (0, true) => "on".to_string(),
+        (0, false) => format!("on(comm {comm})"),
+        (tgid, true) => format!("on(pid {tgid})"),
+        (tgid, false) => format!("on(pid {tgid} comm {comm})"),
+    }
+}
+
+/// A NUL-padded comm as text.
+pub fn comm_of(raw: &[std::os::raw::c_char]) -> String {
+    let bytes: Vec<u8> = raw
+        .iter()
+        .map(|&c| c as u8)
+        .take_while(|&c| c != 0)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// One line naming every tunable's value.
@@ -155,30 +183,31 @@ impl Drop for Pin {
     }
 }
 
-/// Pin the live map for `tune`. Only called once preflight found no scheduler
-/// loaded, so a pin already there was left by a killed instance: replace it.
-pub fn pin(map: &mut libbpf_rs::MapMut) -> Result<Pin> {
-    if Path::new(TUNABLES_PIN).exists() {
-        eprintln!(
-            "replacing the stale pin {TUNABLES_PIN} of an instance that did not exit cleanly"
-        );
-        fs::remove_file(TUNABLES_PIN)
-            .with_context(|| format!("failed to remove {TUNABLES_PIN}"))?;
+/// Pin the live tunables for `tune` and the trace ring buffer for `trace`. Only called once
+/// preflight found no scheduler loaded, so a pin already there was left by a killed instance:
+/// replace it.
+pub fn pin(tunables: &mut libbpf_rs::MapMut, trace_ring: &mut libbpf_rs::MapMut) -> Result<Pin> {
+    for path in PINS.into_iter().filter(|p| Path::new(p).exists()) {
+        eprintln!("replacing the stale pin {path} of an instance that did not exit cleanly");
+        fs::remove_file(path).with_context(|| format!("failed to remove {path}"))?;
     }
     fs::create_dir_all(PIN_DIR)
         .with_context(|| format!("failed to create {PIN_DIR} (is bpffs mounted?)"))?;
-    match map.pin(TUNABLES_PIN) {
-        Ok(()) => Ok(Pin(())),
-        Err(e) => {
-            // Leave no empty directory behind either.
-            let _ = fs::remove_dir(PIN_DIR);
-            Err(e).with_context(|| format!("failed to pin the tunables at {TUNABLES_PIN}"))
-        }
-    }
+    // From here the Pin's Drop removes whatever got pinned, and the directory.
+    let pin = Pin(());
+    tunables
+        .pin(TUNABLES_PIN)
+        .with_context(|| format!("failed to pin the tunables at {TUNABLES_PIN}"))?;
+    trace_ring
+        .pin(TRACE_RING_PIN)
+        .with_context(|| format!("failed to pin the trace ring buffer at {TRACE_RING_PIN}"))?;
+    Ok(pin)
 }
 
 fn unpin() {
-    let _ = fs::remove_file(TUNABLES_PIN);
+    for path in PINS {
+        let _ = fs::remove_file(path);
+    }
     let _ = fs::remove_dir(PIN_DIR);
 }
 

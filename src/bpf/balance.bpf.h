@@ -20,6 +20,7 @@
 #include "intf.h"
 #include "stats.bpf.h"
 #include "topo.bpf.h"
+#include "trace.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
@@ -153,7 +154,7 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 		next = own;
 
 	victim = most_lagging_in_llc(cpu, llc, next, lag, now);
-	if (victim >= 0 && scx_bpf_dsq_move_to_local(cpu_dsq(victim), 0)) {
+	if (victim >= 0 && move_traced(cpu_dsq(victim), SIS_MOVE_PULL)) {
 		stat_inc(SIS_CNT_PULLS);
 		return true;
 	}
@@ -161,7 +162,7 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 		return false;
 	cctx->remote_balance_at = now;
 	victim = most_lagging_elsewhere(llc, next, SIS_REMOTE_LAGS * lag, now);
-	if (victim >= 0 && scx_bpf_dsq_move_to_local(cpu_dsq(victim), 0)) {
+	if (victim >= 0 && move_traced(cpu_dsq(victim), SIS_MOVE_PULL_REMOTE)) {
 		stat_inc(SIS_CNT_PULLS_REMOTE);
 		return true;
 	}
@@ -185,7 +186,7 @@ static __always_inline bool take_from_held(s32 cpu, u32 llc, u64 now)
 
 		if (victim != cpu && cpu_held(victim, now) &&
 		    scx_bpf_dsq_nr_queued(cpu_dsq(victim)) &&
-		    scx_bpf_dsq_move_to_local(cpu_dsq(victim), 0)) {
+		    move_traced(cpu_dsq(victim), SIS_MOVE_RESCUE_HELD)) {
 			stat_inc(SIS_CNT_RESCUES);
 			return true;
 		}
@@ -197,11 +198,14 @@ static __always_inline bool take_from_held(s32 cpu, u32 llc, u64 now)
  * Wake an idle CPU to steal the work waiting on @from, counted in @counter:
  * in @llc if one is idle, else anywhere (idle CPUs steal from other LLCs
  * too). The woken CPU looks at @from first. False when no CPU is idle.
+ * Traced as @why, unless the trace follows chosen tasks (a kick has none).
  */
-static __always_inline bool wake_stealer(u32 llc, s32 from, enum sis_counter counter)
+static __always_inline bool wake_stealer(u32 llc, s32 from, enum sis_counter counter,
+					 enum sis_move why)
 {
 	const struct cpumask *mask = llc_mask(llc);
 	s32 idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
+	const struct sis_tunables *t;
 	struct sis_cpu_ctx *ictx;
 
 	if (idle < 0) {
@@ -216,6 +220,9 @@ static __always_inline bool wake_stealer(u32 llc, s32 from, enum sis_counter cou
 		ictx->kicked_by = from + 1;
 	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 	stat_inc(counter);
+	t = trace_live();
+	if (t && !t->trace_tgid && !t->trace_comm[0])
+		trace_move(NULL, why, from, idle);
 	return true;
 }
 
@@ -235,7 +242,7 @@ static __always_inline void rescue_from_held(u32 llc, u64 now)
 		s32 cpu = llc_cpu_at(llc, i);
 
 		if (cpu_held(cpu, now) && scx_bpf_dsq_nr_queued(cpu_dsq(cpu))) {
-			wake_stealer(llc, cpu, SIS_CNT_RESCUES);
+			wake_stealer(llc, cpu, SIS_CNT_RESCUES, SIS_MOVE_HELD_KICK);
 			return;
 		}
 	}

@@ -49,6 +49,7 @@
 #include "steal.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
+#include "trace.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
@@ -107,9 +108,16 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	} else {
 		pick_cpu(p, prev_cpu, wake_flags, start, &t, s, &pl);
 	}
-	if (timed) {
-		stat_cost(s, bpf_ktime_get_ns() - start);
-		stat_add(s, SIS_CNT_COST_SAMPLES, 1);
+	if (timed || t.trace) {
+		u64 cost = bpf_ktime_get_ns() - start;
+
+		if (timed) {
+			stat_cost(s, cost);
+			stat_add(s, SIS_CNT_COST_SAMPLES, 1);
+		}
+		if (t.trace && trace_wants(p, &t))
+			trace_decision(p, prev_cpu, wake_flags, pl.cpu, pl.path, pl.idle, pl.nr_scan,
+				       pl.tested, start, cost);
 	}
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
 	stat_path(s, pl.path);
@@ -137,6 +145,8 @@ static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, tun_slice_ns(t), enq_flags);
 	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 	stat_inc(SIS_CNT_RESCUES);
+	if (t->trace && trace_wants(p, t))
+		trace_move(p, SIS_MOVE_RESCUE_REENQ, scx_bpf_task_cpu(p), idle);
 	return true;
 }
 
@@ -189,6 +199,8 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u
 			ictx->kicked_by = cpu + 1;
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 		stat_inc(SIS_CNT_WAKEUP_KICKS);
+		if (t->trace && trace_wants(p, t))
+			trace_move(p, SIS_MOVE_WAKEUP_KICK, cpu, idle);
 	}
 }
 
@@ -210,6 +222,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	tun_snapshot(&t);
 	stat_inc(SIS_CNT_ENQUEUE);
 	if (t.plain && !migration_disabled) {
+		if (t.trace && trace_wants(p, &t))
+			trace_queued(p, cpu, SIS_QUEUE_PLAIN, scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN));
 		scx_bpf_dsq_insert(p, SIS_DSQ_PLAIN, tun_slice_ns(&t), enq_flags);
 		/*
 		 * SCX_OPS_ENQ_LAST: @p's slice ended with nothing else for this
@@ -230,6 +244,8 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 
 	if (tctx)
 		tctx->queued_at = bpf_ktime_get_ns();
+	if (t.trace && trace_wants(p, &t))
+		trace_queued(p, cpu, SIS_QUEUE_CPU, scx_bpf_dsq_nr_queued(cpu_dsq(cpu)));
 	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), vtime, enq_flags);
 	work_mark(cpu);
 	if (wakeup)
@@ -308,7 +324,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 	}
 	if ((t.plain || scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN)) &&
-	    scx_bpf_dsq_move_to_local(SIS_DSQ_PLAIN, 0)) {
+	    move_traced(SIS_DSQ_PLAIN, SIS_MOVE_PLAIN_FIFO)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
 		return;
 	}
@@ -379,7 +395,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 		return;
 	rescue_from_held(llc, now);
 	if (llc_wakeq_maybe(llc) && scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t)))) {
-		wake_stealer(llc, cpu, SIS_CNT_TICK_KICKS);
+		wake_stealer(llc, cpu, SIS_CNT_TICK_KICKS, SIS_MOVE_TICK_KICK);
 		return;
 	}
 	nr = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
@@ -401,7 +417,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
-	wake_stealer(llc, cpu, SIS_CNT_TICK_KICKS);
+	wake_stealer(llc, cpu, SIS_CNT_TICK_KICKS, SIS_MOVE_TICK_KICK);
 }
 
 /*
@@ -495,6 +511,13 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		if (time_before(cctx->vtime_now, vtime))
 			cctx->vtime_now = vtime;
 	}
+	if (t.trace && trace_wants(p, &t))
+		trace_run(p, tctx, cpu, tctx ? tctx->last_cpu : -1, now);
+	else if (tctx && tctx->trace_cause_kind) {
+		/* Traced before the trace went off: not the cause of a later run. */
+		tctx->trace_cause_kind = SIS_CAUSE_NONE;
+		tctx->trace_decided_at = 0;
+	}
 	if (tctx) {
 		sis_pelt_advance(&tctx->util, now, false);
 		tctx->running_at = now;
@@ -510,8 +533,11 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(scx_bpf_task_cpu(p));
 	struct sis_task_ctx *tctx = task_ctx(p);
+	const struct sis_tunables *traced = trace_live();
 	u64 now = bpf_ktime_get_ns();
 
+	if (traced && trace_wants(p, traced))
+		trace_stop(p, scx_bpf_task_cpu(p));
 	if (cctx) {
 		sis_pelt_advance(&cctx->util, now, true);
 		cctx->running = 0;

@@ -29,6 +29,8 @@ struct placement {
 	s32 cpu;
 	enum sis_path path;
 	bool idle; /* @cpu was idle and is now claimed for the task */
+	u32 nr_scan; /* SIS_UTIL's limit for prev's LLC, and the CPUs the scan tested (trace) */
+	u32 tested;
 };
 
 /* @p may run on @cpu; a negative @cpu (no CPU) never matches. No cpumask test for most tasks. */
@@ -123,7 +125,7 @@ static __always_inline bool prev_almost_idle(struct task_struct *p, s32 prev,
  * LLC, starting after @target and wrapping, as select_idle_cpu() does.
  */
 static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc, u32 nr,
-				    struct sis_llc_stats *s)
+				    struct sis_llc_stats *s, struct placement *pl)
 {
 	u32 n = llc_size(llc), pos = llc_pos_of(target), visited = 0, i;
 	s32 found = -1;
@@ -150,6 +152,7 @@ static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc, 
 	}
 
 	stat_add(s, SIS_CNT_SCAN_VISITED, visited);
+	pl->tested = visited;
 	if (found >= 0)
 		stat_add(s, SIS_CNT_SCAN_FOUND, 1);
 	return found;
@@ -240,6 +243,7 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 	const struct cpumask *mask;
 	s32 cpu;
 
+	pl->nr_scan = nr;
 	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) &&
 	    stage_sync(p, prev, prev_busy, now, t, pl))
 		return;
@@ -283,7 +287,7 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 		return;
 	}
 
-	cpu = llc_scan(p, prev, llc, nr, s);
+	cpu = llc_scan(p, prev, llc, nr, s, pl);
 	if (cpu >= 0) {
 		place(pl, cpu, SIS_PATH_LLC_SCAN, true);
 		return;

@@ -26,6 +26,7 @@
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
+#include "trace.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "workmask.bpf.h"
@@ -192,11 +193,22 @@ static __always_inline bool steal_from(s32 victim, u64 now, struct sis_llc_stats
 	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(victim));
 	struct sis_task_ctx *h = head ? task_ctx(head) : NULL;
 	u64 waited = h && now > h->queued_at ? now - h->queued_at : 0;
+	const struct sis_tunables *t;
+	s32 cpu;
 
 	if (!scx_bpf_dsq_move_to_local(cpu_dsq(victim), 0))
 		return false;
 	if (s)
 		stat_duration(s->steal_wait_hist, &s->counters[SIS_CNT_STEAL_WAIT_NS], waited);
+	t = trace_live();
+	if (head && t) {
+		cpu = bpf_get_smp_processor_id();
+		if (trace_wants(head, t))
+			trace_move(head,
+				   llc_of(victim) == llc_of(cpu) ? SIS_MOVE_STEAL_LLC
+								 : SIS_MOVE_STEAL_REMOTE,
+				   victim, cpu);
+	}
 	return true;
 }
 

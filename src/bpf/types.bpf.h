@@ -29,6 +29,10 @@ struct sis_task_ctx {
 	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
 	s32 last_cpu;
 	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
+	/* The trace (trace.bpf.h): what brought the task here since it last ran, and when. */
+	u64 trace_decided_at;
+	u16 trace_cause;
+	u8 trace_cause_kind;
 };
 
 /* Per CPU: utilization, vtime clock, the running task, and whether a higher class holds it. */

@@ -16,6 +16,7 @@
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
+#include "trace.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 
@@ -127,6 +128,8 @@ static __always_inline bool wakeq_enqueue(struct task_struct *p, s32 cpu, u64 vt
 	depth = scx_bpf_dsq_nr_queued(shard_dsq(slot));
 	if (depth > shard_max_depth[slot])
 		shard_max_depth[slot] = depth;
+	if (t->trace && trace_wants(p, t))
+		trace_queued(p, cpu, SIS_QUEUE_SHARD, depth ? depth - 1 : 0);
 
 	mask = llc_mask_for(p, llc_of(cpu));
 	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
@@ -138,7 +141,7 @@ static __always_inline bool take_from_slot(u32 slot)
 {
 	u64 dsq = shard_dsq(slot);
 
-	return scx_bpf_dsq_nr_queued(dsq) && scx_bpf_dsq_move_to_local(dsq, 0);
+	return scx_bpf_dsq_nr_queued(dsq) && move_traced(dsq, SIS_MOVE_WAKEQ);
 }
 
 /*
