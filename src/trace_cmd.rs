@@ -67,7 +67,7 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
         drops: dropped,
         duration_s: cap.duration_s,
         command: std::env::args().collect::<Vec<_>>().join(" "),
-        filter: describe(&filter).trim_start_matches(", ").to_string(),
+        filters: describe(&filter).trim_start_matches(", ").to_string(),
     };
     write_file(&opts.output, |w| perfetto::write(&cap.events, &meta, w))?;
     eprintln!(

@@ -114,31 +114,30 @@ pub fn capture(opts: &Options, shutdown: Arc<AtomicBool>) -> Result<Capture> {
     })?;
     let rb = builder.build().context("failed to map the trace ring buffer")?;
 
-    let guard = TraceOn::switch_on(&tun, &opts.filter, opts.force)?;
     // Left by an earlier session that was killed before it drained: not this window's.
     let _ = rb.consume();
     events.borrow_mut().clear();
-    // The stats client's first read starts its delta window.
+    // The counters' window is the trace's, give or take the two stats requests at its ends,
+    // so that what the trace recorded can be checked against what BPF counted. The client's
+    // first read starts its delta window.
     stats
         .request::<Metrics>("stats", vec![])
         .context("failed to read stats")?;
+    let guard = TraceOn::switch_on(&tun, &opts.filter, opts.force)?;
     let started = Instant::now();
     let mut progress = Progress::new(opts.duration);
     while started.elapsed() < opts.duration && !shutdown.load(Ordering::Relaxed) {
         std::thread::sleep(DRAIN_EVERY);
-        rb.consume().context("failed to read the trace ring buffer")?;
-        if let Some(e) = bad.borrow_mut().take() {
-            return Err(e);
-        }
+        drain(&rb, &bad, false)?;
         progress.show(started.elapsed(), events.borrow().len());
     }
     guard.switch_off()?;
     let duration_s = started.elapsed().as_secs_f64();
-    // Records reserved before the switch took effect land after it.
-    rb.consume().context("failed to read the trace ring buffer")?;
     let counters: Metrics = stats
         .request("stats", vec![])
         .context("the scx_sis instance stopped answering")?;
+    // What was written before the switch took effect, to the end.
+    drain(&rb, &bad, true)?;
     progress.done();
     drop(rb);
 
@@ -151,6 +150,35 @@ pub fn capture(opts: &Options, shutdown: Arc<AtomicBool>) -> Result<Capture> {
         duration_s,
         counters,
     })
+}
+
+/// Records taken per drain while recording. A reader starved of CPU by the workload it traces
+/// would otherwise stay in one drain for as long as records keep coming, past the duration;
+/// bounded, it leaves the rest for the next drain, or to be dropped (and counted) if the buffer
+/// fills, which is the trade a trace must make on a saturated machine.
+const DRAIN_MAX: usize = 16384;
+
+/// Take records off the ring buffer: at most DRAIN_MAX, or all of them (`all`, at the end).
+fn drain(
+    rb: &libbpf_rs::RingBuffer<'_>,
+    bad: &RefCell<Option<anyhow::Error>>,
+    all: bool,
+) -> Result<()> {
+    let rc = if all {
+        rb.consume_raw()
+    } else {
+        rb.consume_raw_n(DRAIN_MAX)
+    };
+    if let Some(e) = bad.borrow_mut().take() {
+        return Err(e);
+    }
+    if rc < 0 {
+        bail!(
+            "failed to read the trace ring buffer: {}",
+            std::io::Error::from_raw_os_error(-rc)
+        );
+    }
+    Ok(())
 }
 
 /// The trace switched on; switched off on drop, whatever ended the session.

@@ -3,7 +3,7 @@
 //! migrated most, per placement path the wakeup-to-run latency and what finding the CPU cost,
 //! and per move reason how long the moved tasks had waited.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -16,6 +16,10 @@ const TOP_TASKS: usize = 10;
 
 /// What a migration whose RUN names no cause (Cause::None) is listed as.
 pub const UNEXPLAINED: &str = "unexplained";
+
+/// What a migration whose RUN names no cause is listed as when it is the task's first event in
+/// the trace: whatever moved it happened before the trace began, so it could not be recorded.
+pub const BEFORE_TRACE: &str = "before_trace";
 
 /// The latency of runs whose decision's path could not be found (the decision was lost).
 pub const UNKNOWN_PATH: &str = "unknown";
@@ -34,6 +38,8 @@ pub struct Summary {
     pub migrations: u64,
     /// Migrations with neither a decision nor a move since the task last ran.
     pub unexplained: u64,
+    /// Migrations without a cause that were their task's first event: caused before the trace.
+    pub before_trace: u64,
     /// Migrations by the path or move reason behind them (the unexplained ones apart), most
     /// first.
     pub migrations_by_cause: Vec<CauseCount>,
@@ -228,8 +234,10 @@ pub fn summarize(events: &[Event], cpu_llc: &[u32]) -> Summary {
     let mut tasks: HashMap<u32, Task> = HashMap::new();
     let mut paths: BTreeMap<&'static str, PathAcc> = BTreeMap::new();
     let mut moves: BTreeMap<&'static str, Vec<u64>> = BTreeMap::new();
+    let mut seen: HashSet<u32> = HashSet::new();
 
     for e in events {
+        let seen_before = !seen.insert(e.pid);
         match e.kind {
             Kind::Decision => {
                 s.decisions += 1;
@@ -266,6 +274,10 @@ pub fn summarize(events: &[Event], cpu_llc: &[u32]) -> Summary {
                     t.migrations += 1;
                     let same = llc(e.from_cpu).zip(llc(e.cpu)).map(|(a, b)| a == b);
                     let name = match e.cause {
+                        Cause::None if !seen_before => {
+                            s.before_trace += 1;
+                            BEFORE_TRACE
+                        }
                         Cause::None => {
                             s.unexplained += 1;
                             UNEXPLAINED
@@ -353,8 +365,9 @@ impl fmt::Display for Summary {
         )?;
         writeln!(
             f,
-            "migrations: {} of {} runs; {} {UNEXPLAINED} (no decision or move since the task last ran)",
-            self.migrations, self.runs, self.unexplained
+            "migrations: {} of {} runs; {} {UNEXPLAINED} (no decision or move since the task last ran), \
+             {} {BEFORE_TRACE} (moved before the trace began)",
+            self.migrations, self.runs, self.unexplained, self.before_trace
         )?;
 
         if !self.migrations_by_cause.is_empty() {
@@ -533,6 +546,17 @@ mod tests {
         assert!(text.contains("cross_llc 1 (1 cross-LLC)"), "{text}");
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(json["unexplained"], 1);
+    }
+
+    #[test]
+    fn a_causeless_first_run_was_moved_before_the_trace() {
+        let events = vec![
+            run(100, 20, 2, 1, Cause::None, 0),
+            stop(110, 20, 2),
+            run(200, 20, 3, 2, Cause::None, 0),
+        ];
+        let s = summarize(&events, &LLC);
+        assert_eq!((s.migrations, s.before_trace, s.unexplained), (2, 1, 1));
     }
 
     #[test]
