@@ -1,6 +1,7 @@
 //! `scx_sis trace`: record the running scheduler's placement for a while, then write the
 //! Perfetto trace, print the summary (text or JSON) and draw the picture if asked.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::atomic::AtomicBool;
@@ -26,6 +27,9 @@ struct Report<'a> {
     /// Records BPF wrote and lost over the window, by its counters.
     written: u64,
     dropped: u64,
+    /// The processes and task names the records are about (a filter's result, at a glance).
+    tgids: BTreeSet<u32>,
+    comms: BTreeSet<&'a str>,
     summary: &'a summary::Summary,
     counters: &'a Metrics,
 }
@@ -87,6 +91,19 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
             filter: &filter,
             written,
             dropped,
+            // pid 0: a kick's record, about a CPU rather than a task.
+            tgids: cap
+                .events
+                .iter()
+                .filter(|e| e.pid != 0)
+                .map(|e| e.tgid)
+                .collect(),
+            comms: cap
+                .events
+                .iter()
+                .filter(|e| e.pid != 0)
+                .map(|e| e.comm.as_str())
+                .collect(),
             summary: &summary,
             counters: &cap.counters,
         };

@@ -30,6 +30,7 @@ mod records;
 mod reliability;
 mod runtime_control;
 mod steal;
+mod trace;
 mod wakeq;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -423,6 +424,11 @@ vm_test!(fairness_7, "7", "fairness.sh", "2llc-smt", &[], then fairness::judge);
 // leaves young heads in place and is live, a kicked stealer takes the kicker's work.
 vm_test!(steal_6_12, "6.12", "steal.sh", "2llc-smt", &[], then steal::judge);
 vm_test!(steal_7, "7", "steal.sh", "2llc-smt", &[], then steal::judge);
+
+// The placement trace (~3 min each): pipe and hackbench traces against the counters, filters,
+// off costs no record, drops reported with a small ring buffer.
+vm_test!(trace_6_12, "6.12", "trace.sh", "2llc-smt", &[], then trace::judge);
+vm_test!(trace_7, "7", "trace.sh", "2llc-smt", &[], then trace::judge);
 
 // Chaos: a random tunable changed ten times a second for 60 s under the stress-ng mix at 2x the
 // CPUs, then two concurrent tuners; never ejected, no task waits 5 s, the wakequeue's books

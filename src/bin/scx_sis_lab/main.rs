@@ -1,9 +1,11 @@
 //! scx_sis_lab: the lab around the scheduler. `bench` compares EEVDF, scx_sis configurations
 //! and other sched_ext schedulers under the same workloads; `wakelat` is one of those
-//! workloads. Built on the scx_sis library; it runs the scx_sis binary, never copies it.
+//! workloads; `trace-check` reads back a trace `scx_sis trace` wrote. Built on the scx_sis
+//! library; it runs the scx_sis binary, never copies it.
 
 mod bench;
 mod latency;
+mod trace_check;
 
 use std::process::ExitCode;
 
@@ -12,6 +14,7 @@ use clap::{Parser, Subcommand};
 use bench::BenchOpts;
 use latency::LatencyOpts;
 use scx_sis::program;
+use trace_check::TraceCheckOpts;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -31,6 +34,9 @@ enum Command {
     Bench(Box<BenchOpts>),
     /// Wakeup-latency workload (message and worker threads, schbench-style).
     Wakelat(LatencyOpts),
+    /// Read a trace file of `scx_sis trace` back and print what it holds, as JSON; fail if it is
+    /// not a trace or a flow arrow lost an end.
+    TraceCheck(TraceCheckOpts),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +44,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Bench(opts) => bench::run(opts),
         Command::Wakelat(opts) => latency::run(opts),
+        Command::TraceCheck(opts) => trace_check::run(opts),
     };
     program::exit_code("scx_sis_lab", result)
 }
@@ -47,7 +54,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_subcommands_parse_and_nothing_else() {
+    fn the_subcommands_parse_and_nothing_else() {
         let parse =
             |args: &[&str]| Cli::try_parse_from(std::iter::once("lab").chain(args.to_vec()));
         assert!(matches!(
@@ -57,6 +64,10 @@ mod tests {
         assert!(matches!(
             parse(&["wakelat", "--runtime", "1"]).map(|c| c.command),
             Ok(Command::Wakelat(_))
+        ));
+        assert!(matches!(
+            parse(&["trace-check", "/tmp/t.json"]).map(|c| c.command),
+            Ok(Command::TraceCheck(_))
         ));
         assert!(parse(&[]).is_err());
         assert!(parse(&["tune"]).is_err());

@@ -1,0 +1,242 @@
+//! trace.sh's verdicts (the placement trace): each trace against the scheduler's own counters
+//! over the same window, and each trace file as Perfetto will read it.
+//! - pipe, hackbench: a decision per wakeup, a traced migration per counted one, and the steals,
+//!   pulls and kicks the counters saw, each within the drops the trace reports plus the slack
+//!   of its edges; every migration has a cause; the file is whole (every flow arrow has both
+//!   ends), with a named track per CPU and a slice per run.
+//! - pid, comm: only that process, only that task name.
+//! - off: a window with the trace off writes no record.
+//! - drops: a trace larger than its ring buffer reports its drops, in its report and its file,
+//!   and the file is still whole.
+
+use serde_json::Value;
+
+use scx_sis::stats::Metrics;
+
+use crate::records::{llc_sum, Records, Verdicts};
+use crate::GuestRun;
+
+/// One trace's `--json` report and its file's trace-check.
+struct Trace {
+    report: Value,
+    check: Value,
+    counters: Metrics,
+}
+
+impl Trace {
+    fn of(r: &Records, name: &str, v: &mut Verdicts) -> Option<Trace> {
+        let (Some(report), Some(check)) = (
+            r.json(&format!("trace_{name}")),
+            r.json(&format!("check_{name}")),
+        ) else {
+            v.fail(
+                &format!("{name}_records"),
+                format!("no report or trace-check record for {name}"),
+            );
+            return None;
+        };
+        let counters = serde_json::from_value(report["counters"].clone()).ok()?;
+        Some(Trace {
+            report,
+            check,
+            counters,
+        })
+    }
+
+    fn summary(&self, key: &str) -> u64 {
+        self.report["summary"][key].as_u64().unwrap_or(0)
+    }
+
+    fn dropped(&self) -> u64 {
+        self.report["dropped"].as_u64().unwrap_or(0)
+    }
+
+    /// Migrations the summary attributes to a path or a move.
+    fn caused(&self) -> u64 {
+        self.report["summary"]["migrations_by_cause"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| c["count"].as_u64().unwrap_or(0))
+            .sum()
+    }
+
+    /// Moves the summary lists under these reasons.
+    fn moves(&self, reasons: &[&str]) -> u64 {
+        self.report["summary"]["moves_by_reason"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| reasons.contains(&m["reason"].as_str().unwrap_or("")))
+            .map(|m| m["wait"]["count"].as_u64().unwrap_or(0))
+            .sum()
+    }
+
+    /// How far a trace count may be from its counter: the drops, plus what the idle machine
+    /// does between each counter read and the switch beside it (a stats round trip each; a
+    /// few kworker and daemon wakeups), taken as 1% of the count and at least 10.
+    fn slack(&self, counted: u64) -> u64 {
+        self.dropped() + (counted / 100).max(10)
+    }
+}
+
+/// `trace` within the slack of `counted`.
+fn matches(v: &mut Verdicts, name: &str, t: &Trace, traced: u64, counted: u64) {
+    let slack = t.slack(counted);
+    v.check(
+        name,
+        traced.abs_diff(counted) <= slack,
+        format!(
+            "traced {traced}, counted {counted} (allowed difference {slack}, dropped {})",
+            t.dropped()
+        ),
+    );
+}
+
+fn judge_workload(v: &mut Verdicts, name: &str, t: &Trace, nr_cpus: u64) {
+    let c = &t.counters;
+    let sum = |f: fn(&scx_sis::stats::LlcMetrics) -> u64| llc_sum(c, f);
+    let wakeups = sum(|l| l.wakeups);
+    v.check(
+        &format!("{name}_has_work"),
+        wakeups > 0 && t.summary("runs") > 0,
+        format!("{wakeups} wakeups, {} runs traced", t.summary("runs")),
+    );
+    matches(
+        v,
+        &format!("{name}_decisions"),
+        t,
+        t.summary("decisions"),
+        wakeups,
+    );
+    matches(
+        v,
+        &format!("{name}_migrations"),
+        t,
+        t.summary("migrations"),
+        sum(|l| l.migrations),
+    );
+    let steals = sum(|l| l.dispatch_llc_steal + l.dispatch_remote_steal);
+    matches(
+        v,
+        &format!("{name}_steals"),
+        t,
+        t.moves(&["steal_llc", "steal_remote"]),
+        steals,
+    );
+    matches(
+        v,
+        &format!("{name}_pulls"),
+        t,
+        t.moves(&["pull", "pull_remote"]),
+        sum(|l| l.pulls + l.pulls_remote),
+    );
+    matches(
+        v,
+        &format!("{name}_tick_kicks"),
+        t,
+        t.moves(&["tick_kick"]),
+        sum(|l| l.tick_kicks),
+    );
+    matches(
+        v,
+        &format!("{name}_wakeup_kicks"),
+        t,
+        t.moves(&["wakeup_kick"]),
+        sum(|l| l.wakeup_kicks),
+    );
+
+    // Every migration has a cause: a path, a move, or (for a task whose first record it is)
+    // whatever happened before the trace began.
+    let unexplained = t.summary("unexplained");
+    v.check(
+        &format!("{name}_causes"),
+        unexplained == 0,
+        format!(
+            "{} migrations: {} by cause, {} before the trace, {unexplained} unexplained",
+            t.summary("migrations"),
+            t.caused(),
+            t.summary("before_trace"),
+        ),
+    );
+
+    // The file as Perfetto reads it.
+    let ck = &t.check;
+    let runs = ck["slices"]["run"].as_u64().unwrap_or(0);
+    v.check(
+        &format!("{name}_file"),
+        ck["unmatched_flows"] == 0
+            && ck["bad_slices"] == 0
+            && ck["tracks"].as_u64().unwrap_or(0) >= nr_cpus
+            && runs == t.summary("runs")
+            && ck["slices"]["decision"].as_u64().unwrap_or(0) == t.summary("decisions")
+            && ck["flow_starts"].as_u64().unwrap_or(0) > 0,
+        format!("{ck} (runs traced {})", t.summary("runs")),
+    );
+}
+
+pub fn judge(run: &GuestRun, v: &mut Verdicts) {
+    let r = &run.records;
+    let nr_cpus = 8;
+    for name in ["pipe", "hackbench"] {
+        if let Some(t) = Trace::of(r, name, v) {
+            judge_workload(v, name, &t, nr_cpus);
+        }
+    }
+
+    if let (Some(t), Some(kv)) = (Trace::of(r, "pid", v), r.kv("pid_filter")) {
+        let pid: u64 = kv.opt("pid").unwrap_or(0);
+        let tgids = t.report["tgids"].as_array().cloned().unwrap_or_default();
+        v.check(
+            "pid_only",
+            t.report["records"].as_u64().unwrap_or(0) > 0
+                && tgids.iter().all(|g| g.as_u64() == Some(pid))
+                && !tgids.is_empty(),
+            format!(
+                "pid {pid}: {} records, tgids {:?}",
+                t.report["records"], tgids
+            ),
+        );
+    }
+    if let Some(t) = Trace::of(r, "comm", v) {
+        let comms = t.report["comms"].as_array().cloned().unwrap_or_default();
+        v.check(
+            "comm_only",
+            !comms.is_empty() && comms.iter().all(|c| c == "hackbench"),
+            format!("{} records, comms {:?}", t.report["records"], comms),
+        );
+    }
+
+    match r.mon("off_window") {
+        Some(m) => {
+            let written = llc_sum(&m, |l| l.trace_events);
+            let wakeups = llc_sum(&m, |l| l.wakeups);
+            v.check(
+                "off_writes_nothing",
+                written == 0 && wakeups > 0,
+                format!("{written} records written over {wakeups} wakeups with the trace off"),
+            );
+        }
+        None => v.fail(
+            "off_writes_nothing",
+            format!("no monitor window: {}", r.text("off_window")),
+        ),
+    }
+
+    if let Some(t) = Trace::of(r, "drops", v) {
+        let dropped = t.dropped();
+        let ck = &t.check;
+        v.check(
+            "drops_counted",
+            dropped > 0
+                && ck["drops"].as_u64() == Some(dropped)
+                && ck["unmatched_flows"] == 0
+                && ck["bad_slices"] == 0
+                && t.report["records"].as_u64().unwrap_or(0) > 0,
+            format!(
+                "dropped {dropped}, {} records kept; file: {ck}",
+                t.report["records"]
+            ),
+        );
+    }
+}
