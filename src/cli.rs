@@ -114,7 +114,9 @@ pub struct MonitorOpts {
 
 /// A BPF ring buffer is a power-of-two number of pages (4 KiB here).
 fn parse_ring_kib(s: &str) -> Result<u32, String> {
-    let v: u32 = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
+    let v: u32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number"))?;
     if (4..=1 << 20).contains(&v) && v.is_power_of_two() {
         Ok(v)
     } else {

@@ -164,17 +164,17 @@ enum sis_trace_kind {
 
 /* Why a MOVE happened (what moved the task, or why a CPU was kicked). */
 enum sis_move {
-	SIS_MOVE_STEAL_LLC,	/* an idle CPU stole from a CPU of its LLC */
-	SIS_MOVE_STEAL_REMOTE,	/* ... from another LLC */
-	SIS_MOVE_PULL,		/* a busy CPU pulled a task lagging in vtime, same LLC */
-	SIS_MOVE_PULL_REMOTE,	/* ... from another LLC */
-	SIS_MOVE_RESCUE_HELD,	/* taken from a CPU a higher class holds */
-	SIS_MOVE_RESCUE_REENQ,	/* requeued off a CPU a higher class took, to an idle one */
-	SIS_MOVE_WAKEQ,		/* taken from another CPU's wakequeue shard */
-	SIS_MOVE_PLAIN_FIFO,	/* plain preset: taken from the one FIFO */
-	SIS_MOVE_TICK_KICK,	/* a busy CPU's tick woke an idle CPU to steal */
-	SIS_MOVE_WAKEUP_KICK,	/* a wakee queued behind a busy CPU woke an idle one */
-	SIS_MOVE_HELD_KICK,	/* a CPU taken by a higher class woke idle CPUs */
+	SIS_MOVE_STEAL_LLC,    /* an idle CPU stole from a CPU of its LLC */
+	SIS_MOVE_STEAL_REMOTE, /* ... from another LLC */
+	SIS_MOVE_PULL,	       /* a busy CPU pulled a task lagging in vtime, same LLC */
+	SIS_MOVE_PULL_REMOTE,  /* ... from another LLC */
+	SIS_MOVE_RESCUE_HELD,  /* taken from a CPU a higher class holds */
+	SIS_MOVE_RESCUE_REENQ, /* requeued off a CPU a higher class took, to an idle one */
+	SIS_MOVE_WAKEQ,	       /* taken from another CPU's wakequeue shard */
+	SIS_MOVE_PLAIN_FIFO,   /* plain preset: taken from the one FIFO */
+	SIS_MOVE_TICK_KICK,    /* a busy CPU's tick woke an idle CPU to steal */
+	SIS_MOVE_WAKEUP_KICK,  /* a wakee queued behind a busy CPU woke an idle one */
+	SIS_MOVE_HELD_KICK,    /* a CPU taken by a higher class woke idle CPUs */
 	SIS_NR_MOVES,
 };
 
@@ -214,7 +214,8 @@ struct sis_trace_event {
 	u32 tested;  /* DECISION: CPUs the LLC scan tested */
 	u32 depth;   /* QUEUED: tasks already waiting there */
 	u16 kind;    /* enum sis_trace_kind */
-	/* DECISION: enum sis_path; MOVE: enum sis_move; QUEUED: enum sis_queue; RUN: per cause_kind. */
+	/* DECISION: enum sis_path; MOVE: enum sis_move; QUEUED: enum sis_queue; RUN: per
+	 * cause_kind. */
 	u16 cause;
 	u8 cause_kind; /* RUN: enum sis_cause_kind */
 	u8 idle;       /* DECISION: the CPU was idle and is claimed for the task */

@@ -116,8 +116,8 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 			stat_add(s, SIS_CNT_COST_SAMPLES, 1);
 		}
 		if (t.trace && trace_wants(p, &t))
-			trace_decision(p, prev_cpu, wake_flags, pl.cpu, pl.path, pl.idle, pl.nr_scan,
-				       pl.tested, start, cost);
+			trace_decision(p, prev_cpu, wake_flags, pl.cpu, pl.path, pl.idle,
+				       pl.nr_scan, pl.tested, start, cost);
 	}
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
 	stat_path(s, pl.path);

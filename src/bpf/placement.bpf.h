@@ -28,7 +28,7 @@ enum {
 struct placement {
 	s32 cpu;
 	enum sis_path path;
-	bool idle; /* @cpu was idle and is now claimed for the task */
+	bool idle;   /* @cpu was idle and is now claimed for the task */
 	u32 nr_scan; /* SIS_UTIL's limit for prev's LLC, and the CPUs the scan tested (trace) */
 	u32 tested;
 };

@@ -103,9 +103,9 @@ static __always_inline void trace_cause(struct task_struct *p, u8 kind, u16 caus
 }
 
 /* select_cpu placed @p on @cpu by @path, starting at @start and costing @cost ns. */
-static __always_inline void trace_decision(struct task_struct *p, s32 prev, u64 wake_flags,
-					   s32 cpu, u32 path, bool idle, u32 nr_scan, u32 tested,
-					   u64 start, u64 cost)
+static __always_inline void trace_decision(struct task_struct *p, s32 prev, u64 wake_flags, s32 cpu,
+					   u32 path, bool idle, u32 nr_scan, u32 tested, u64 start,
+					   u64 cost)
 {
 	struct sis_trace_event *e;
 

@@ -112,7 +112,9 @@ pub fn capture(opts: &Options, shutdown: Arc<AtomicBool>) -> Result<Capture> {
             -1
         }
     })?;
-    let rb = builder.build().context("failed to map the trace ring buffer")?;
+    let rb = builder
+        .build()
+        .context("failed to map the trace ring buffer")?;
 
     // Left by an earlier session that was killed before it drained: not this window's.
     let _ = rb.consume();
