@@ -46,19 +46,22 @@ static __always_inline const struct sis_tunables *trace_live(void)
 /* @p is a task the trace follows: all of them, or the tgid and comm asked for. */
 static __always_inline bool trace_wants(const struct task_struct *p, const struct sis_tunables *t)
 {
-	u32 i;
+	u64 want[SIS_COMM_LEN / 8], comm[SIS_COMM_LEN / 8];
 
 	if (t->trace_tgid && p->tgid != t->trace_tgid)
 		return false;
 	if (!t->trace_comm[0])
 		return true;
-	for (i = 0; i < SIS_COMM_LEN; i++) {
-		if (p->comm[i] != t->trace_comm[i])
-			return false;
-		if (!p->comm[i])
-			break;
-	}
-	return true;
+	/*
+	 * Whole words, not a loop over bytes: these tests are inlined into
+	 * select_cpu, enqueue and dispatch, and a byte loop's branches multiplied
+	 * what the verifier walks there. The kernel pads comm with NULs
+	 * (strscpy_pad), and the daemon pads the filter, so the words match.
+	 */
+	__builtin_memcpy(want, t->trace_comm, sizeof(want));
+	if (bpf_probe_read_kernel(comm, sizeof(comm), p->comm))
+		return false;
+	return comm[0] == want[0] && comm[1] == want[1];
 }
 
 /* A zeroed record of @kind about @p (NULL: no task), or NULL, counted, when the buffer is full. */
@@ -89,8 +92,9 @@ static __always_inline void trace_submit(struct sis_trace_event *e)
 	stat_inc(SIS_CNT_TRACE_EVENTS);
 }
 
-/* What brought @p where it will run: read (and cleared) by its next run. */
-static __always_inline void trace_cause(struct task_struct *p, u8 kind, u16 cause, u64 decided_at)
+/* What brought @p to @cpu, where it will run: read (and cleared) by its next run. */
+static __always_inline void trace_cause(struct task_struct *p, u8 kind, u16 cause, s32 cpu,
+					u64 decided_at)
 {
 	struct sis_task_ctx *tctx = task_ctx(p);
 
@@ -98,6 +102,7 @@ static __always_inline void trace_cause(struct task_struct *p, u8 kind, u16 caus
 		return;
 	tctx->trace_cause_kind = kind;
 	tctx->trace_cause = cause;
+	tctx->trace_cpu = cpu;
 	if (decided_at)
 		tctx->trace_decided_at = decided_at;
 }
@@ -109,7 +114,7 @@ static __always_inline void trace_decision(struct task_struct *p, s32 prev, u64 
 {
 	struct sis_trace_event *e;
 
-	trace_cause(p, SIS_CAUSE_PATH, path, start);
+	trace_cause(p, SIS_CAUSE_PATH, path, cpu, start);
 	e = trace_reserve(SIS_TRACE_DECISION, p);
 	if (!e)
 		return;
@@ -149,7 +154,7 @@ static __always_inline void trace_move(struct task_struct *p, enum sis_move why,
 
 	/* A kick (the last reasons) wakes a CPU; it moves nothing by itself. */
 	if (p && why < SIS_MOVE_TICK_KICK)
-		trace_cause(p, SIS_CAUSE_MOVE, why, 0);
+		trace_cause(p, SIS_CAUSE_MOVE, why, to, 0);
 	e = trace_reserve(SIS_TRACE_MOVE, p);
 	if (!e)
 		return;
@@ -176,12 +181,13 @@ static __always_inline bool move_traced(u64 dsq, enum sis_move why)
 	if (!t)
 		return scx_bpf_dsq_move_to_local(dsq, 0);
 	head = __COMPAT_scx_bpf_dsq_peek(dsq);
+	/* Before the move, which makes this CPU the task's. */
+	from = head ? scx_bpf_task_cpu(head) : -1;
 	if (!scx_bpf_dsq_move_to_local(dsq, 0))
 		return false;
 	if (!head)
 		return true;
 	cpu = bpf_get_smp_processor_id();
-	from = scx_bpf_task_cpu(head);
 	if (from != cpu && trace_wants(head, t))
 		trace_move(head, why, from, cpu);
 	return true;
@@ -198,9 +204,17 @@ static __always_inline void trace_run(struct task_struct *p, struct sis_task_ctx
 		e->cpu = cpu;
 		e->from_cpu = last;
 		e->migrated = last >= 0 && last != cpu;
-		if (tctx) {
+		/*
+		 * A cause that sent the task elsewhere did not bring it here:
+		 * something untraced did (a move whose peek saw another head).
+		 * Reported as no cause, so that it shows as unexplained rather
+		 * than as the wrong stage.
+		 */
+		if (tctx && tctx->trace_cause_kind && tctx->trace_cpu == cpu) {
 			e->cause_kind = tctx->trace_cause_kind;
 			e->cause = tctx->trace_cause;
+		}
+		if (tctx) {
 			e->decision_ts = tctx->trace_decided_at;
 			if (tctx->trace_decided_at && now > tctx->trace_decided_at)
 				e->ns = now - tctx->trace_decided_at;

@@ -31,6 +31,7 @@ struct sis_task_ctx {
 	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
 	/* The trace (trace.bpf.h): what brought the task here since it last ran, and when. */
 	u64 trace_decided_at;
+	s32 trace_cpu;
 	u16 trace_cause;
 	u8 trace_cause_kind;
 };

@@ -300,6 +300,7 @@ pub fn write(events: &[Event], meta: &Meta, out: &mut impl Write) -> Result<()> 
         let latency_us = (e.decision_ts != 0).then(|| us(e.ns));
         let x = b.push(format!("{} {}", e.comm, e.pid), "X", r.cpu, r.start);
         x.dur = Some(us(r.end - r.start));
+        x.cat = Some("run");
         x.args = Some(Args::Run {
             pid: e.pid,
             tgid: e.tgid,
