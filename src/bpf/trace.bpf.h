@@ -21,6 +21,7 @@
 #include "intf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
+#include "topo.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 
@@ -153,8 +154,13 @@ static __always_inline void trace_move(struct task_struct *p, enum sis_move why,
 	u64 now = bpf_ktime_get_ns();
 
 	/* A kick (the last reasons) wakes a CPU; it moves nothing by itself. */
-	if (p && why < SIS_MOVE_TICK_KICK)
+	if (p && why < SIS_MOVE_TICK_KICK) {
+		struct sis_cpu_ctx *cctx = cpu_ctx(to);
+
 		trace_cause(p, SIS_CAUSE_MOVE, why, to, 0);
+		if (cctx)
+			cctx->trace_moved = why + 1;
+	}
 	e = trace_reserve(SIS_TRACE_MOVE, p);
 	if (!e)
 		return;
@@ -193,11 +199,22 @@ static __always_inline bool move_traced(u64 dsq, enum sis_move why)
 	return true;
 }
 
-/* @p starts running on @cpu, last run on @last (-1: never): what brought it, and after how long. */
+/*
+ * @p starts running on @cpu, last run on @last (-1: never): what brought it, and after how long.
+ * The cause is the task's own (its decision or the move that took it) where it sent the task
+ * here. Otherwise a move to this CPU since a task last started here: a move peeks the head it
+ * expects to take, and when another CPU took that head first, the task it did take is the one
+ * starting now.
+ */
 static __always_inline void trace_run(struct task_struct *p, struct sis_task_ctx *tctx, s32 cpu,
 				      s32 last, u64 now)
 {
 	struct sis_trace_event *e = trace_reserve(SIS_TRACE_RUN, p);
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	u32 moved = cctx ? cctx->trace_moved : 0;
+
+	if (cctx)
+		cctx->trace_moved = 0;
 
 	if (e) {
 		e->ts = now;
@@ -213,6 +230,9 @@ static __always_inline void trace_run(struct task_struct *p, struct sis_task_ctx
 		if (tctx && tctx->trace_cause_kind && tctx->trace_cpu == cpu) {
 			e->cause_kind = tctx->trace_cause_kind;
 			e->cause = tctx->trace_cause;
+		} else if (moved && e->migrated) {
+			e->cause_kind = SIS_CAUSE_MOVE;
+			e->cause = moved - 1;
 		}
 		if (tctx) {
 			e->decision_ts = tctx->trace_decided_at;

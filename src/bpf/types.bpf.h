@@ -58,6 +58,8 @@ struct sis_cpu_ctx {
 	u64 released_at;
 	u32 released;	   /* a higher sched class holds it (cpu_release .. cpu_acquire) */
 	u32 released_stop; /* ... and it was the migration stopper that took it */
+	/* The trace: the reason + 1 of the last move to this CPU since a task last started here. */
+	u32 trace_moved;
 	/* Scratch mask for "LLC and the task's affinity" while placing. */
 	struct bpf_cpumask __kptr *scratch;
 };
