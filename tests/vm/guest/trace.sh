@@ -4,10 +4,10 @@
 # written), and a trace larger than a small ring buffer (drops reported, the file still whole).
 # Each trace's JSON report and the trace-check of its file are records that tests/vm/trace.rs
 # judges against the scheduler's counters over the same window.
-# Env: SIS_HACKBENCH_ARGS (default -g 2 -l 100), SIS_PIPE_LOOPS (default 5000).
+# Env: SIS_HACKBENCH_ARGS (default -g 2 -l 60), SIS_PIPE_LOOPS (default 5000).
 . /tests/lib.sh
 
-hb_args=${SIS_HACKBENCH_ARGS:--g 2 -l 100}
+hb_args=${SIS_HACKBENCH_ARGS:--g 2 -l 60}
 pipe_loops=${SIS_PIPE_LOOPS:-5000}
 check_topology
 dmesg_lines0=$(dmesg | wc -l)
@@ -68,7 +68,7 @@ else
 fi
 
 # One process (perf bench's threaded pipe: one tgid) while hackbench runs beside it.
-perf bench sched pipe -T -l $((pipe_loops * 4)) >/tmp/pipe_t.out 2>&1 &
+perf bench sched pipe -T -l $((pipe_loops * 2)) >/tmp/pipe_t.out 2>&1 &
 pp=$!
 rec kv pid_filter "pid=$pp"
 # shellcheck disable=SC2086
