@@ -39,7 +39,9 @@ fn estimate_timeout(plan: &Plan, cpus: u32) -> u64 {
         .iter()
         .map(|c| match c.target {
             Target::Eevdf => 2.0,
-            Target::Sis { .. } => 4.0,
+            Target::Sis { trace: false, .. } => 4.0,
+            // The reader's start, and after the runs its JSON and summary (runner.rs).
+            Target::Sis { trace: true, .. } => 60.0,
             Target::Peer { .. } => 20.0,
         })
         .sum::<f64>()
