@@ -334,11 +334,9 @@ fn verifier_table(out: &mut String, records: &[RunRecord], meta: &Meta) {
         .collect();
     let _ = writeln!(
         out,
-        "## Verifier: processed instructions per program
-
+        "## Verifier: processed instructions per program\n\n\
          What veristat reports (bpf_prog_info.verified_insns): the cost of complexity, which \
-         carries over to hardware better than TCG nanoseconds.
-"
+         carries over to hardware better than TCG nanoseconds.\n"
     );
     let mut cols = vec!["total"];
     cols.extend(progs.iter().copied());
@@ -461,6 +459,7 @@ mod tests {
         failed.ok = false;
         failed.error = Some("scx_sis exited".into());
         recs.push(failed);
+        recs[3].verified_insns = BTreeMap::from([("sis_select_cpu".to_string(), 42501)]);
         let md = markdown(&recs, &meta());
         assert!(md.contains("| config | time s | migrations | ctx switches | select_cpu ns/call |"));
         let e = row(&md, "eevdf");
@@ -472,6 +471,11 @@ mod tests {
         assert_eq!(a[2], "0 (0.00x)");
         assert!(md.contains("| eevdf | 10.00–12.00 (n=3) |"), "{md}");
         assert!(md.contains("## Failed runs"));
+        assert!(md.contains("| all-on | 42501 | 42501 |"), "{md}");
+        assert!(
+            !md.contains("\n "),
+            "no line starts with a space (markdown would indent it)"
+        );
         assert!(md.contains("all-on / hackbench / repeat 3 / 8 CPUs: scx_sis exited"));
     }
 
