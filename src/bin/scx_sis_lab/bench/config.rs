@@ -1,5 +1,6 @@
 //! The named configurations a bench compares: EEVDF (nothing loaded), scx_sis under a set of
-//! policy flags, or another sched_ext scheduler binary run as-is.
+//! policy flags (optionally with a `scx_sis trace` session running), or another sched_ext
+//! scheduler binary run as-is.
 
 use std::path::Path;
 
@@ -16,8 +17,14 @@ use scx_sis::tunables;
 pub enum Target {
     /// No sched_ext scheduler: the kernel's EEVDF, the baseline of every ratio.
     Eevdf,
-    /// scx_sis with these policy flags on top of the defaults (every other tunable reset).
-    Sis { flags: Vec<String> },
+    /// scx_sis with these policy flags on top of the defaults (every other tunable reset), and
+    /// with `trace`, a `scx_sis trace` session recording every task while it is measured.
+    Sis {
+        flags: Vec<String>,
+        // Left out of the JSON when false, so that plans without a trace read as before.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        trace: bool,
+    },
     /// Another sched_ext scheduler binary, run without arguments.
     Peer { path: String },
 }
@@ -42,8 +49,21 @@ impl ConfigSpec {
     pub fn describe(&self) -> String {
         match &self.target {
             Target::Eevdf => "no sched_ext scheduler (the kernel's EEVDF)".into(),
-            Target::Sis { flags } if flags.is_empty() => "scx_sis defaults".into(),
-            Target::Sis { flags } => format!("scx_sis {}", flags.join(" ")),
+            Target::Sis { flags, trace } => {
+                let mut d = if flags.is_empty() {
+                    "scx_sis defaults".to_string()
+                } else {
+                    format!("scx_sis {}", flags.join(" "))
+                };
+                if *trace {
+                    d.push_str(&format!(
+                        ", with `scx_sis {}` recording every task for the whole time it is \
+                         measured (the reader runs too: its CPU time is part of the overhead)",
+                        TRACE_READER_ARGS.join(" ")
+                    ));
+                }
+                d
+            }
             Target::Peer { path } => format!("{path} (as-is)"),
         }
     }
@@ -51,7 +71,16 @@ impl ConfigSpec {
 
 pub const BASELINE: &str = "eevdf";
 
-/// The built-in configurations, in report order: name and scx_sis flags.
+/// The pseudo-flag of a configuration's flags that runs a trace session beside it; taken out
+/// before the policy flags are parsed (scx_sis has no such policy flag: tracing is
+/// `scx_sis trace`'s, a process of its own).
+pub const TRACE_FLAG: &str = "--trace";
+
+/// The trace reader's arguments after `scx_sis`: longer than any measurement (the bench stops
+/// it with SIGINT), its file thrown away (the bench wants its cost, not its records).
+pub const TRACE_READER_ARGS: &[&str] = &["trace", "--duration", "3600", "-o", "/dev/null"];
+
+/// The built-in configurations of the default set, in report order: name and scx_sis flags.
 pub const BUILTIN: &[(&str, &str)] = &[
     ("all-on", ""),
     ("prev-bias-off", "--prev-bias off"),
@@ -63,6 +92,11 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("plain", "--preset plain"),
 ];
 
+/// Built-in configurations run only when named in --configs. trace-on measures the tracer,
+/// not a placement policy, and would add a ninth of the default bench's time (plus the
+/// reader's JSON after each repeat) to every run of it.
+pub const ON_REQUEST: &[(&str, &str)] = &[("trace-on", TRACE_FLAG)];
+
 /// The configurations of a scaling run (`--cpus`) unless `--configs` says otherwise.
 pub const SCALING_DEFAULT: &[&str] = &["all-on", "sis-util-off"];
 
@@ -73,6 +107,20 @@ pub fn tunables_for(flags: &[String]) -> Result<sis_tunables> {
 
 fn split_flags(s: &str) -> Vec<String> {
     s.split_whitespace().map(str::to_string).collect()
+}
+
+/// A configuration's flags string as a target: `--trace` (anywhere, any number of times) taken
+/// out, the rest checked as scx_sis policy flags.
+pub fn sis_target(s: &str) -> Result<Target> {
+    let mut flags = split_flags(s);
+    let before = flags.len();
+    flags.retain(|f| f != TRACE_FLAG);
+    let trace = flags.len() != before;
+    if let Some(f) = flags.iter().find(|f| f.starts_with("--trace")) {
+        bail!("{f}: the trace pseudo-flag is a bare {TRACE_FLAG}");
+    }
+    parse_flags(&flags)?;
+    Ok(Target::Sis { flags, trace })
 }
 
 fn valid_name(name: &str) -> bool {
@@ -92,11 +140,10 @@ pub fn parse_user_config(s: &str) -> Result<ConfigSpec> {
     if !valid_name(name) {
         bail!("--config '{s}': the name must be letters, digits, '-', '_' or '.'");
     }
-    let flags = split_flags(flags);
-    parse_flags(&flags).with_context(|| format!("--config {name}"))?;
+    let target = sis_target(flags).with_context(|| format!("--config {name}"))?;
     Ok(ConfigSpec {
         name: name.to_string(),
-        target: Target::Sis { flags },
+        target,
     })
 }
 
@@ -113,12 +160,12 @@ pub fn resolve(
         name: BASELINE.into(),
         target: Target::Eevdf,
     }];
-    known.extend(BUILTIN.iter().map(|(n, f)| ConfigSpec {
-        name: n.to_string(),
-        target: Target::Sis {
-            flags: split_flags(f),
-        },
-    }));
+    for (n, f) in BUILTIN.iter().chain(ON_REQUEST) {
+        known.push(ConfigSpec {
+            name: n.to_string(),
+            target: sis_target(f).expect("built-in flags parse"),
+        });
+    }
     let mut extra = Vec::new();
     for s in user {
         let c = parse_user_config(s)?;
@@ -225,10 +272,84 @@ mod tests {
                     "on".into(),
                     "--wakeq-shards".into(),
                     "2".into()
-                ]
+                ],
+                trace: false,
             }
         );
         assert_eq!(c[4].kind(), "peer");
+    }
+
+    #[test]
+    fn trace_pseudo_flag_is_taken_out_before_the_policy_flags() {
+        let sis = |flags: &[&str], trace| Target::Sis {
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+            trace,
+        };
+        assert_eq!(sis_target("--trace").unwrap(), sis(&[], true));
+        assert_eq!(sis_target("").unwrap(), sis(&[], false));
+        // Anywhere among the flags, and repeated: still one trace.
+        assert_eq!(
+            sis_target("--wakeq on --trace --wakeq-shards 1 --trace").unwrap(),
+            sis(&["--wakeq", "on", "--wakeq-shards", "1"], true)
+        );
+        let c = parse_user_config("wq-traced=--trace --wakeq on").unwrap();
+        assert_eq!(c.target, sis(&["--wakeq", "on"], true));
+        assert!(c
+            .describe()
+            .starts_with("scx_sis --wakeq on, with `scx_sis trace"));
+        // The rest is still checked as policy flags; no value or other spelling of --trace.
+        for bad in [
+            "x=--trace --wakeq maybe",
+            "x=--trace=on",
+            "x=--trace on",
+            "x=--traced",
+        ] {
+            assert!(parse_user_config(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn trace_on_runs_only_when_named_and_beside_the_other_sis_configs() {
+        let c = resolve(None, &[], &[], false).unwrap();
+        assert!(!names(&c).contains(&"trace-on"), "not in the default set");
+        let sel: Vec<String> = ["eevdf", "all-on", "trace-on", "plain"]
+            .map(String::from)
+            .to_vec();
+        let c = resolve(Some(&sel), &[], &[], false).unwrap();
+        assert_eq!(names(&c), ["eevdf", "all-on", "trace-on", "plain"]);
+        assert_eq!(
+            c[2].target,
+            Target::Sis {
+                flags: vec![],
+                trace: true
+            }
+        );
+        assert!(c[2]
+            .describe()
+            .contains("scx_sis trace --duration 3600 -o /dev/null"));
+        assert_eq!(c[1].describe(), "scx_sis defaults");
+        assert!(resolve(None, &["trace-on=--trace".into()], &[], false).is_err());
+    }
+
+    #[test]
+    fn a_plan_without_trace_reads_and_writes_as_before() {
+        let old = r#"{"name":"wq","kind":"sis","flags":["--wakeq","on"]}"#;
+        let c: ConfigSpec = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            c.target,
+            Target::Sis {
+                flags: vec!["--wakeq".into(), "on".into()],
+                trace: false
+            }
+        );
+        assert_eq!(serde_json::to_string(&c).unwrap(), old);
+        let t = resolve(Some(&["trace-on".into()]), &[], &[], false).unwrap();
+        let json = serde_json::to_string(&t[1]).unwrap();
+        assert_eq!(
+            json,
+            r#"{"name":"trace-on","kind":"sis","flags":[],"trace":true}"#
+        );
+        assert_eq!(serde_json::from_str::<ConfigSpec>(&json).unwrap(), t[1]);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::config::{BASELINE, BUILTIN, SCALING_DEFAULT};
+use super::config::{BASELINE, BUILTIN, ON_REQUEST, SCALING_DEFAULT, TRACE_FLAG};
 use super::workload::{self, Workload};
 
 // The flags of `scx_sis_lab bench`; its about is the Bench variant's doc in main.rs.
@@ -34,8 +34,7 @@ pub struct BenchOpts {
     #[arg(long, value_delimiter = ',', help = configs_help())]
     pub configs: Option<Vec<String>>,
 
-    /// Add a scx_sis configuration: NAME="--flag value ..." (scx_sis policy flags).
-    #[arg(long = "config", value_name = "NAME=FLAGS")]
+    #[arg(long = "config", value_name = "NAME=FLAGS", help = config_help())]
     pub config: Vec<String>,
 
     /// Add another sched_ext scheduler binary, run without arguments (e.g. scx_bpfland).
@@ -106,9 +105,19 @@ fn names<T: ToString>(list: impl IntoIterator<Item = T>) -> String {
 fn configs_help() -> String {
     format!(
         "Configurations to run, by name [default: {BASELINE} and every built-in: {}; with \
-         --cpus: {}]. EEVDF is always added (the baseline)",
+         --cpus: {}]; built-in, run only when named: {} (scx_sis defaults while a `scx_sis \
+         trace` session records). EEVDF is always added (the baseline)",
         names(BUILTIN.iter().map(|(n, _)| n)),
         names(SCALING_DEFAULT),
+        names(ON_REQUEST.iter().map(|(n, _)| n)),
+    )
+}
+
+/// --config's help, naming the trace pseudo-flag.
+fn config_help() -> String {
+    format!(
+        "Add a scx_sis configuration: NAME=\"--flag value ...\" (scx_sis policy flags; \
+         {TRACE_FLAG} also runs a `scx_sis trace` session while it is measured)"
     )
 }
 
@@ -147,9 +156,10 @@ mod tests {
             "{c}"
         );
         assert!(
-            c.contains("plain; with --cpus: all-on, sis-util-off]"),
+            c.contains("plain; with --cpus: all-on, sis-util-off]; built-in, run only when named: trace-on"),
             "{c}"
         );
+        assert!(config_help().contains("--trace also runs"));
         assert_eq!(
             workloads_help(),
             "Workloads: hackbench, messaging, pipe, wakelat, wakelat-low [default: hackbench, \

@@ -4,7 +4,9 @@
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::config::{self, ConfigSpec};
+use scx_sis::tunables;
+
+use super::config::{self, ConfigSpec, Target};
 use super::opts::BenchOpts;
 use super::report;
 use super::workload::{self, Workload};
@@ -64,7 +66,33 @@ impl Plan {
             workloads: self.workloads.clone(),
             repeats: self.repeats,
             notes,
+            traced: self.traced_pairs(),
         }
+    }
+
+    /// Every traced scx_sis configuration with an untraced one of the same tunables (trace-on
+    /// and all-on), by name. Compared as tunables, so the flags' order does not matter.
+    fn traced_pairs(&self) -> Vec<(String, String)> {
+        let sis = |c: &ConfigSpec| match &c.target {
+            Target::Sis { flags, trace } => config::tunables_for(flags)
+                .ok()
+                .map(|t| (tunables::describe(&t), *trace)),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        for t in &self.configs {
+            let Some((flags, true)) = sis(t) else {
+                continue;
+            };
+            let twin = self
+                .configs
+                .iter()
+                .find(|u| sis(u).is_some_and(|(f, traced)| !traced && f == flags));
+            if let Some(u) = twin {
+                out.push((t.name.clone(), u.name.clone()));
+            }
+        }
+        out
     }
 }
 
@@ -89,6 +117,28 @@ mod tests {
     }
 
     #[test]
+    fn traced_configs_are_paired_with_their_untraced_twin() {
+        let o = parse(&[
+            "--configs",
+            "trace-on,all-on,wakeq-1",
+            "--config",
+            "wq1-traced=--wakeq-shards 1 --trace --wakeq on",
+            "--config",
+            "plain-traced=--preset plain --trace",
+        ])
+        .unwrap();
+        let p = Plan::from_opts(&o).unwrap();
+        assert_eq!(
+            p.meta(vec![]).traced,
+            [
+                ("trace-on".to_string(), "all-on".to_string()),
+                ("wq1-traced".into(), "wakeq-1".into())
+            ],
+            "plain-traced has no untraced twin in this plan"
+        );
+    }
+
+    #[test]
     fn lists_and_extras_parse() {
         let o = parse(&[
             "--vm",
@@ -110,6 +160,7 @@ mod tests {
         let names: Vec<&str> = p.configs.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["eevdf", "all-on", "wq2", "scx_bpfland"]);
         assert_eq!(p.workloads, [Workload::Hackbench, Workload::WakelatLow]);
+        assert!(p.meta(vec![]).traced.is_empty());
         // The plan survives the trip through the VM's environment.
         let back: Plan = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
         assert_eq!(back, p);

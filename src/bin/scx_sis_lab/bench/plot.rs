@@ -584,6 +584,7 @@ mod tests {
             workloads: workloads.clone(),
             repeats: 3,
             notes: vec![],
+            traced: vec![],
         };
         let fig = ratio_figure(&recs, &meta, "one\ntwo".into());
         let s = svg(&fig);

@@ -70,6 +70,16 @@ pub struct RunRecord {
     pub steals: Option<u64>,
     #[serde(default)]
     pub pulls: Option<u64>,
+    /// scx_sis only: placement trace records BPF wrote to the ring buffer over the run, and
+    /// those lost because it was full (both 0 without a trace session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_records: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_drops: Option<u64>,
+    /// A traced configuration: the `scx_sis trace` reader's CPU time (user + system) over the
+    /// run, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_reader_cpu_s: Option<f64>,
     /// The verifier's processed instructions per struct_ops program of the scheduler in force
     /// (none for EEVDF), by program name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -107,6 +117,9 @@ impl RunRecord {
             paths: BTreeMap::new(),
             steals: None,
             pulls: None,
+            trace_records: None,
+            trace_drops: None,
+            trace_reader_cpu_s: None,
             verified_insns: BTreeMap::new(),
         }
     }
@@ -179,6 +192,21 @@ pub const PULLS: Metric = Metric {
     label: "lag pulls",
     decimals: 0,
     get: |r| r.pulls.map(|v| v as f64),
+};
+pub const TRACE_RECORDS: Metric = Metric {
+    label: "trace records",
+    decimals: 0,
+    get: |r| r.trace_records.map(|v| v as f64),
+};
+pub const TRACE_DROPS: Metric = Metric {
+    label: "trace drops",
+    decimals: 0,
+    get: |r| r.trace_drops.map(|v| v as f64),
+};
+pub const TRACE_READER_CPU: Metric = Metric {
+    label: "reader CPU s",
+    decimals: 2,
+    get: |r| r.trace_reader_cpu_s,
 };
 pub const WAKEUPS: Metric = Metric {
     label: "wakeups",

@@ -18,6 +18,9 @@ pub struct Meta {
     pub repeats: u32,
     /// Free text for the header (where it ran, how long it took).
     pub notes: Vec<String>,
+    /// (traced configuration, the one with the same flags untraced) among `configs`: the
+    /// tracing overhead table compares them.
+    pub traced: Vec<(String, String)>,
 }
 
 /// The samples of `m` over the successful runs of (config, workload[, cpus]).
@@ -143,8 +146,52 @@ fn matrix(out: &mut String, records: &[RunRecord], meta: &Meta) {
             }
             out.push('\n');
         }
+        trace_overhead(out, records, meta, &configs, w);
         internals(out, records, &configs, w);
     }
+}
+
+/// Each traced configuration over its untraced twin, per column: what tracing costs.
+fn trace_overhead(
+    out: &mut String,
+    records: &[RunRecord],
+    meta: &Meta,
+    configs: &[&str],
+    w: Workload,
+) {
+    let pairs: Vec<&(String, String)> = meta
+        .traced
+        .iter()
+        .filter(|(t, u)| configs.contains(&t.as_str()) && configs.contains(&u.as_str()))
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    let cols = record::columns(w);
+    let _ = writeln!(
+        out,
+        "Tracing's cost (ratio of medians, traced over the same flags untraced):\n"
+    );
+    let labels: Vec<&str> = cols.iter().map(|m| m.label).collect();
+    header(out, "traced / untraced", &labels);
+    for (t, u) in pairs {
+        let row: Vec<String> = cols
+            .iter()
+            .map(|m| {
+                let (a, b) = (
+                    summary(records, t, w, None, m),
+                    summary(records, u, w, None, m),
+                );
+                match (a, b) {
+                    (Some(a), Some(b)) => ratio(a.median, b.median)
+                        .map_or_else(|| "–".to_string(), |r| format!("{r:.2}x")),
+                    _ => "–".into(),
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "| {t} / {u} | {} |", row.join(" | "));
+    }
+    out.push('\n');
 }
 
 /// Share of each placement path over all repeats, "prev_idle 41%, llc_scan 30%, ...".
@@ -184,7 +231,7 @@ fn internals(out: &mut String, records: &[RunRecord], configs: &[&str], w: Workl
     if sis.is_empty() {
         return;
     }
-    let cols = [
+    let mut cols = vec![
         &record::WAKEUPS,
         &record::SELECT_SIS,
         &record::SCAN_DEPTH,
@@ -192,6 +239,17 @@ fn internals(out: &mut String, records: &[RunRecord], configs: &[&str], w: Workl
         &record::STEALS,
         &record::PULLS,
     ];
+    // Only when a configuration traced: every other report keeps its columns.
+    let traced = records
+        .iter()
+        .any(|r| r.workload == w && r.trace_records.unwrap_or(0) > 0);
+    if traced {
+        cols.extend([
+            &record::TRACE_RECORDS,
+            &record::TRACE_DROPS,
+            &record::TRACE_READER_CPU,
+        ]);
+    }
     let _ = writeln!(
         out,
         "scx_sis internals (medians; paths over all repeats):\n"
@@ -276,11 +334,9 @@ fn verifier_table(out: &mut String, records: &[RunRecord], meta: &Meta) {
         .collect();
     let _ = writeln!(
         out,
-        "## Verifier: processed instructions per program
-
+        "## Verifier: processed instructions per program\n\n\
          What veristat reports (bpf_prog_info.verified_insns): the cost of complexity, which \
-         carries over to hardware better than TCG nanoseconds.
-"
+         carries over to hardware better than TCG nanoseconds.\n"
     );
     let mut cols = vec!["total"];
     cols.extend(progs.iter().copied());
@@ -376,6 +432,7 @@ mod tests {
             workloads: vec![Workload::Hackbench],
             repeats: 3,
             notes: vec!["kernel 7.3".into()],
+            traced: vec![],
         }
     }
 
@@ -402,6 +459,7 @@ mod tests {
         failed.ok = false;
         failed.error = Some("scx_sis exited".into());
         recs.push(failed);
+        recs[3].verified_insns = BTreeMap::from([("sis_select_cpu".to_string(), 42501)]);
         let md = markdown(&recs, &meta());
         assert!(md.contains("| config | time s | migrations | ctx switches | select_cpu ns/call |"));
         let e = row(&md, "eevdf");
@@ -413,7 +471,42 @@ mod tests {
         assert_eq!(a[2], "0 (0.00x)");
         assert!(md.contains("| eevdf | 10.00–12.00 (n=3) |"), "{md}");
         assert!(md.contains("## Failed runs"));
+        assert!(md.contains("| all-on | 42501 | 42501 |"), "{md}");
+        assert!(
+            !md.contains("\n "),
+            "no line starts with a space (markdown would indent it)"
+        );
         assert!(md.contains("all-on / hackbench / repeat 3 / 8 CPUs: scx_sis exited"));
+    }
+
+    #[test]
+    fn traced_runs_get_an_overhead_table_and_trace_columns() {
+        let mut recs = vec![rec("eevdf", Workload::Hackbench, 1, 10.0, 100)];
+        for (c, t, n) in [("all-on", 4.0, 0u64), ("trace-on", 5.0, 9000)] {
+            let mut r = rec(c, Workload::Hackbench, 1, t, 40);
+            r.wakeups = Some(1000);
+            r.trace_records = Some(n);
+            r.trace_drops = Some(0);
+            r.trace_reader_cpu_s = (n > 0).then_some(1.5);
+            recs.push(r);
+        }
+        let mut m = meta();
+        m.configs.push(("trace-on".into(), "traced".into()));
+        let md = markdown(&recs, &m);
+        assert!(!md.contains("Tracing's cost"), "no pairs in meta: {md}");
+        m.traced = vec![("trace-on".into(), "all-on".into())];
+        let md = markdown(&recs, &m);
+        assert!(md.contains("Tracing's cost"), "{md}");
+        let o = row(&md, "trace-on / all-on");
+        assert_eq!(o[1..], ["1.25x", "1.00x", "1.00x", "–"]);
+        assert!(
+            md.contains("| trace records | trace drops | reader CPU s | paths |"),
+            "{md}"
+        );
+        assert_eq!(row(&md, "trace-on")[1], "5.00 (0.50x)");
+        // The internals row (the last "| trace-on |" line): 9000 records, none dropped.
+        let internals = md.lines().rfind(|l| l.starts_with("| trace-on |")).unwrap();
+        assert!(internals.contains("| 9000 | 0 | 1.50 |"), "{internals}");
     }
 
     #[test]

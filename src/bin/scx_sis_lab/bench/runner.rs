@@ -1,6 +1,7 @@
 //! The native runner: sets up each configuration (EEVDF, scx_sis switched live, a peer
-//! scheduler), runs every workload under `perf stat`, and reads the scheduler's own numbers
-//! (scx_stats deltas, bpf_stats of its select_cpu program) around each run.
+//! scheduler, scx_sis with a `scx_sis trace` reader running), runs every workload under
+//! `perf stat`, and reads the scheduler's own numbers (scx_stats deltas, bpf_stats of its
+//! select_cpu program) around each run.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -31,6 +32,14 @@ const ENABLE_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 /// After switching a configuration: let SIS_UTIL and the utilization averages follow.
 const SETTLE: Duration = Duration::from_secs(1);
+/// From starting `scx_sis trace` to its trace being on (a process start, the topology read,
+/// the ring buffer mapped: seconds under TCG).
+const TRACE_START_TIMEOUT: Duration = Duration::from_secs(60);
+/// From SIGINT to the reader's exit: it switches the trace off at once, then drains what is
+/// left, sorts every record and writes the JSON (to /dev/null) and the summary, which for the
+/// few hundred thousand records of a VM configuration takes a while under TCG. The time is
+/// after the measurement and before the next configuration's.
+const TRACE_STOP_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// Where and how the runner runs.
 pub struct Env {
@@ -209,9 +218,136 @@ impl Drop for Sched {
     }
 }
 
+/// A `scx_sis trace` reader this runner started, for a configuration with `trace`.
+struct Tracer {
+    child: Child,
+    log: PathBuf,
+    /// The reader's utime + stime, clock ticks, from /proc/PID/stat.
+    ticks_per_s: f64,
+    say: &'static str,
+    stopped: bool,
+}
+
+/// Is the live trace switch on?
+fn trace_on() -> Result<bool> {
+    Ok(tunables::read(&tunables::open_live()?)?.trace != 0)
+}
+
+impl Tracer {
+    fn spawn(env: &Env) -> Result<Tracer> {
+        let log = env.dir.join("trace.log");
+        let out =
+            File::create(&log).with_context(|| format!("failed to create {}", log.display()))?;
+        let err = out.try_clone()?;
+        let child = Command::new(&env.sched_exe)
+            .args(config::TRACE_READER_ARGS)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .with_context(|| format!("failed to start {} trace", env.sched_exe.display()))?;
+        // SAFETY: sysconf has no preconditions.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let mut t = Tracer {
+            child,
+            log,
+            ticks_per_s: ticks,
+            say: env.progress,
+            stopped: false,
+        };
+        let t0 = Instant::now();
+        let mut exited = None;
+        let on = wait_for(TRACE_START_TIMEOUT, || {
+            if let Ok(Some(st)) = t.child.try_wait() {
+                exited = Some(st);
+                return true;
+            }
+            trace_on().unwrap_or(false)
+        });
+        if let Some(st) = exited {
+            bail!(
+                "scx_sis trace exited ({st}) before the trace was on: {}",
+                log_tail(&t.log, 3)
+            );
+        }
+        if !on {
+            t.stop();
+            bail!(
+                "scx_sis trace: the trace not on {} s after start",
+                TRACE_START_TIMEOUT.as_secs()
+            );
+        }
+        eprintln!(
+            "{} scx_sis trace on in {:.1} s (pid {})",
+            t.say,
+            t0.elapsed().as_secs_f64(),
+            t.child.id()
+        );
+        Ok(t)
+    }
+
+    fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The reader's CPU time so far, in seconds (None once it is gone).
+    fn cpu_s(&self) -> Option<f64> {
+        let stat = fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // After the comm's closing parenthesis: state is field 3, utime and stime 14 and 15.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        Some(ticks as f64 / self.ticks_per_s)
+    }
+
+    /// SIGINT (it switches the trace off, then writes its file and summary), SIGKILL after
+    /// TRACE_STOP_TIMEOUT; then say what it recorded and dropped.
+    fn stop(&mut self) {
+        if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        let t0 = Instant::now();
+        if self.alive() {
+            // SAFETY: signalling a child we spawned and have not reaped yet.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+            if !wait_for(TRACE_STOP_TIMEOUT, || {
+                !matches!(self.child.try_wait(), Ok(None))
+            }) {
+                // The next configuration's tune() switches a trace left on off.
+                eprintln!(
+                    "{} scx_sis trace still running {} s after SIGINT, killing it",
+                    self.say,
+                    TRACE_STOP_TIMEOUT.as_secs()
+                );
+                let _ = self.child.kill();
+            }
+        }
+        let st = self.child.wait();
+        let text = fs::read_to_string(&self.log).unwrap_or_default();
+        let counts = text
+            .lines()
+            .find(|l| l.contains(" records in ") && l.contains(" dropped)"))
+            .unwrap_or("no count in its log");
+        eprintln!(
+            "{} scx_sis trace stopped in {:.1} s ({}): {}",
+            self.say,
+            t0.elapsed().as_secs_f64(),
+            st.map_or_else(|e| e.to_string(), |s| s.to_string()),
+            counts.trim()
+        );
+    }
+}
+
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 enum Active {
     Nothing,
-    Sis(Sched),
+    // Fields drop in order: the reader stops before its scheduler does.
+    Sis { trace: Option<Tracer>, sched: Sched },
     Peer(Sched),
 }
 
@@ -277,16 +413,29 @@ fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
                 );
             }
         }
-        Target::Sis { flags } => {
+        Target::Sis { flags, trace } => {
             let reuse = match active {
-                Active::Sis(s) => s.alive() && scx_state() == "enabled",
+                Active::Sis { sched, trace } => {
+                    // Before tune(), which resets the trace switch under a reader still running.
+                    *trace = None;
+                    sched.alive() && scx_state() == "enabled"
+                }
                 _ => false,
             };
             if !reuse {
                 *active = Active::Nothing;
-                *active = Active::Sis(start_sis(env)?);
+                *active = Active::Sis {
+                    trace: None,
+                    sched: start_sis(env)?,
+                };
             }
+            // Also switches off a trace a killed reader left on: no --force needed below.
             tune(flags)?;
+            if *trace {
+                if let Active::Sis { trace, .. } = active {
+                    *trace = Some(Tracer::spawn(env)?);
+                }
+            }
             std::thread::sleep(SETTLE);
         }
         Target::Peer { path } => {
@@ -303,22 +452,35 @@ fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
     Ok(())
 }
 
-/// Is the configuration still in force (nothing ejected or exited)?
+/// Is the configuration still in force (nothing ejected or exited, the reader of a traced
+/// configuration still reading)?
 fn check_active(active: &mut Active, c: &ConfigSpec) -> Result<()> {
     let state = scx_state();
-    match (active, &c.target) {
-        (Active::Nothing, Target::Eevdf) if state == "disabled" => Ok(()),
+    let (s, trace) = match (active, &c.target) {
+        (Active::Nothing, Target::Eevdf) if state == "disabled" => return Ok(()),
         (Active::Nothing, _) => bail!("{}: no scheduler running (state {state})", c.name),
-        (Active::Sis(s), _) | (Active::Peer(s), _) => {
-            if !s.alive() {
-                bail!("{} exited: {}", s.name, log_tail(&s.log, 3));
-            }
-            if state != "enabled" {
-                bail!("{}: sched_ext is {state}: {}", s.name, log_tail(&s.log, 3));
-            }
-            Ok(())
+        (Active::Sis { sched, trace }, _) => (sched, trace.as_mut()),
+        (Active::Peer(s), _) => (s, None),
+    };
+    if !s.alive() {
+        bail!("{} exited: {}", s.name, log_tail(&s.log, 3));
+    }
+    if state != "enabled" {
+        bail!("{}: sched_ext is {state}: {}", s.name, log_tail(&s.log, 3));
+    }
+    // A run of a traced configuration without its reader would measure no tracing at all.
+    if let Target::Sis { trace: true, .. } = c.target {
+        let Some(t) = trace else {
+            bail!("{}: no scx_sis trace running", c.name);
+        };
+        if !t.alive() {
+            bail!("scx_sis trace exited: {}", log_tail(&t.log, 3));
+        }
+        if !trace_on()? {
+            bail!("the trace was switched off under its reader");
         }
     }
+    Ok(())
 }
 
 struct Output {
@@ -382,6 +544,8 @@ fn fill_sis_stats(r: &mut RunRecord, m: &Metrics) {
     r.sched_migrations = Some(sum(|l| l.migrations));
     r.steals = Some(sum(|l| l.dispatch_llc_steal + l.dispatch_remote_steal));
     r.pulls = Some(sum(|l| l.pulls + l.pulls_remote));
+    r.trace_records = Some(sum(|l| l.trace_events));
+    r.trace_drops = Some(sum(|l| l.trace_drops));
     let mut paths = BTreeMap::new();
     for l in m.llcs.values() {
         for (k, v) in &l.paths {
@@ -435,7 +599,11 @@ fn measure_into(
     let full = workload::perf_stat_command(&perf_out.to_string_lossy(), cmd);
     let timeout = Duration::from_secs_f64(120.0 + 10.0 * workload::expected_secs(w, sizing));
 
-    if let Active::Sis(s) = active {
+    let reader_cpu = |active: &Active| match active {
+        Active::Sis { trace: Some(t), .. } => t.cpu_s(),
+        _ => None,
+    };
+    if let Active::Sis { sched: s, .. } = active {
         // Starts this client's window: the next read is the delta over the run.
         if let Some(client) = s.stats.as_mut() {
             client
@@ -443,11 +611,15 @@ fn measure_into(
                 .context("scx_sis stats read failed")?;
         }
     }
+    let cpu0 = reader_cpu(active);
     let bpf0 = select_cpu_progs();
     let out = run_command(&full, env, timeout, stop)?;
     let bpf1 = select_cpu_progs();
+    if let (Some(a), Some(b)) = (cpu0, reader_cpu(active)) {
+        r.trace_reader_cpu_s = Some(b - a);
+    }
     let delta = match active {
-        Active::Sis(s) => match s.stats.as_mut() {
+        Active::Sis { sched: s, .. } => match s.stats.as_mut() {
             Some(client) => Some(
                 client
                     .request::<Metrics>("stats", vec![])
