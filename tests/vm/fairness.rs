@@ -190,16 +190,47 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     }
 }
 
+/// The median of the runs' times (the mean of the middle two for an even count); 0 with none.
+fn median(mut xs: Vec<i64>) -> f64 {
+    xs.sort_unstable();
+    let n = xs.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => xs[n / 2] as f64,
+        _ => (xs[n / 2 - 1] + xs[n / 2]) as f64 / 2.0,
+    }
+}
+
+/// A fair_rt_WHO record's slowdown under the hog: the median run with it over the median run
+/// without it (99 when the base is 0).
+fn slowdown(k: &Kv) -> f64 {
+    let (with, alone) = (median(k.list("rt1")), median(k.list("rt0")));
+    round(if alone > 0.0 { with / alone } else { 99.0 }, 2)
+}
+
+/// The rt_hog case's slowdowns, scx_sis's and EEVDF's, when the run has them (for a summary).
+pub fn rt_slowdowns(r: &Records) -> Option<(f64, f64)> {
+    Some((
+        slowdown(&r.kv("fair_rt_scx")?),
+        slowdown(&r.kv("fair_rt_eevdf")?),
+    ))
+}
+
+/// Centiseconds as a list of seconds.
+fn secs_list(k: &Kv, key: &str) -> String {
+    k.list(key)
+        .into_iter()
+        .map(cs)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// hackbench beside a SCHED_FIFO hog: slowdown within RT_MAX (or RT_REL x EEVDF's slowdown in
 /// the same boot, when the emulator made EEVDF miss RT_MAX too), and no wakeup placed on the CPU
 /// the hog holds.
 fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv) {
     let e = r.need_kv("fair_rt_eevdf");
     let (rt_max, rt_rel): (f64, f64) = (p.n("rt_max"), p.n("rt_rel"));
-    let slowdown = |k: &Kv| {
-        let (a, b): (f64, f64) = (k.n("rt1"), k.n("rt0"));
-        round(if b > 0.0 { a / b } else { 99.0 }, 2)
-    };
     let (sx, ex) = (slowdown(s), slowdown(&e));
     let lim = round((rt_rel * ex).max(rt_max), 2);
     let rc = r
@@ -213,21 +244,22 @@ fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv) {
         sum(|l| l.rescues),
     );
     let o = |x: Option<u64>| x.map_or("missing".to_string(), |x| x.to_string());
+    let med = |k: &Kv, key: &str| cs(median(k.list(key)).round() as i64);
     let d = format!(
-        "{} best of {}: scx_sis {}s alone [{}] -> {}s with the hog [{}] = {sx:.2}x (want <= {lim:.2}x: {rt_max}x, or {rt_rel} x EEVDF's if more), held_wakeups={} (want 0) held_avoided={} rescues={} | EEVDF {}s [{}] -> {}s [{}] = {ex:.2}x | {}; rc {}/{}; monitor rc={rc}",
+        "{}, medians of up to {}: scx_sis {}s alone [{}] -> {}s with the hog [{}] = {sx:.2}x (want <= {lim:.2}x: {rt_max}x, or {rt_rel} x EEVDF's if more), held_wakeups={} (want 0) held_avoided={} rescues={} | EEVDF {}s [{}] -> {}s [{}] = {ex:.2}x | {}; rc {}/{}; monitor rc={rc}",
         p.s("rt_work"),
         p.s("rt_reps"),
-        cs(s.n("rt0")),
-        s.s("rt0_all"),
-        cs(s.n("rt1")),
-        s.s("rt1_all"),
+        med(s, "rt0"),
+        secs_list(s, "rt0"),
+        med(s, "rt1"),
+        secs_list(s, "rt1"),
         o(held),
         o(avoided),
         rescues.unwrap_or(0),
-        cs(e.n("rt0")),
-        e.s("rt0_all"),
-        cs(e.n("rt1")),
-        e.s("rt1_all"),
+        med(&e, "rt0"),
+        secs_list(&e, "rt0"),
+        med(&e, "rt1"),
+        secs_list(&e, "rt1"),
         s.s("hog"),
         s.s("rt0_rc"),
         s.s("rt1_rc")
@@ -241,5 +273,18 @@ fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv) {
     } else {
         let ok = s.s("rt0_rc") == "0" && s.s("rt1_rc") == "0" && sx <= lim && held == Some(0);
         v.check("rt_hog", ok, d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(vec![300, 100, 200]), 200.0);
+        assert_eq!(median(vec![400, 100]), 250.0);
+        assert_eq!(median(vec![170]), 170.0);
+        assert_eq!(median(vec![]), 0.0);
     }
 }

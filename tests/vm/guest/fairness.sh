@@ -8,11 +8,12 @@
 #                     loop's ticks over the nice-5 loop's within SIS_FAIR_NICE_TOL% of
 #                     weight(0)/weight(5) (the kernel's sched_prio_to_weight[]: 1024/335)
 #   rt_hog            unpinned wakeup-heavy work (hackbench) beside a SCHED_FIFO busy loop pinned
-#                     to CPU 1 takes at most SIS_FAIR_RT_MAX x its time without the hog (or, when
-#                     the hog costs EEVDF more than that in the same boot, at most SIS_FAIR_RT_REL x
-#                     EEVDF's slowdown: see below), and no
-#                     wakeup is placed on the CPU the hog holds (held_wakeups 0, summed over LLCs
-#                     from `monitor --json` over the hog's run); held_avoided and rescues reported
+#                     to CPU 1 takes at most SIS_FAIR_RT_MAX x its time without the hog (the
+#                     medians of the runs with and without it; or, when the hog costs EEVDF more
+#                     than that in the same boot, at most SIS_FAIR_RT_REL x EEVDF's slowdown: see
+#                     below), and no wakeup is placed on the CPU the hog holds (held_wakeups 0,
+#                     summed over LLCs from `monitor --json` over the hog's run); held_avoided and
+#                     rescues reported
 #   attribution       a waker pinned to CPU 0 (LLC 0) ping-pongs through two FIFOs with a wakee
 #                     allowed only on CPUs 4-7 (LLC 1). A pinned task never goes through
 #                     select_cpu, so the wakeups counted are the wakee's, whose prev is in LLC 1:
@@ -37,7 +38,7 @@
 #
 # Env knobs: SIS_FAIR_SECS (each tick window, default 12), SIS_FAIR_SETTLE (seconds before a
 # window, default 2), SIS_FAIR_MIN (default 0.9), SIS_FAIR_NICE_TOL (percent, default 25),
-# SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (best of, default 3;
+# SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (median of, default 3;
 # with the hog, no run starts after SIS_FAIR_RT_HOG_SECS, default 12),
 # SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_RT_REL (default 1.15), SIS_FAIR_ATTR_SECS (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
 # SIS_FAIR_CASES (default "n1_2 n1_8 nice rt attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
@@ -133,11 +134,10 @@ case_nice() {
   rec kv "fair_nice_$1" "win=$LW_WIN $LW_TICKS"
 }
 
-# rt_time: RT_REPS runs of RT_WORK. Sets RT_BEST (the lowest wall time, cs), RT_TIMES (all, s),
-# RT_RC (0, or the last non-zero rc).
+# rt_time: RT_REPS runs of RT_WORK. Sets RT_CS (each run's wall time, cs), RT_RC (0, or the last
+# non-zero rc). fairness.rs compares medians: the best of 3 swung 2x with the host's load.
 rt_time() {
-  RT_BEST=
-  RT_TIMES=
+  RT_CS=
   RT_RC=0
   _i=0
   while [ $_i -lt "$RT_REPS" ]; do
@@ -147,19 +147,17 @@ rt_time() {
     # shellcheck disable=SC2086  # word splitting intended
     CAP_OUT=/tmp/rt_work.out CAP_ERR=/tmp/rt_work.err run_capped 180 $RT_WORK
     _rc=$?
-    _t=$(($(now_cs) - _t0))
     [ $_rc -ne 0 ] && RT_RC=$_rc
-    RT_TIMES="$RT_TIMES $(fmt_cs $_t)"
-    if [ -z "$RT_BEST" ] || [ $_t -lt "$RT_BEST" ]; then RT_BEST=$_t; fi
+    RT_CS="$RT_CS $(($(now_cs) - _t0))"
     _i=$((_i + 1))
   done
-  RT_TIMES=${RT_TIMES# }
+  RT_CS=${RT_CS# }
 }
 
 case_rt() {
   _who=$1
   rt_time
-  _rt0="rt0=$RT_BEST rt0_all=[$RT_TIMES] rt0_rc=$RT_RC"
+  _rt0="rt0=[$RT_CS] rt0_rc=$RT_RC"
   [ "$_who" = scx ] && mon_window_start /tmp/fair_mon
   chrt -f 50 taskset -c $RT_CPU sh -c 'while :; do :; done' &
   _hog=$!
@@ -177,7 +175,7 @@ case_rt() {
     sleep 0.5
     mon_window_stop fair_mon_rt
   fi
-  rec kv "fair_rt_$_who" "$_rt0 rt1=$RT_BEST rt1_all=[$RT_TIMES] rt1_rc=$RT_RC hog=[$_hogd]"
+  rec kv "fair_rt_$_who" "$_rt0 rt1=[$RT_CS] rt1_rc=$RT_RC hog=[$_hogd]"
 }
 
 # case_attr WHO: the FIFO ping-pong for ATTR_SECS; rt = round trips (by hundreds), cpu = the CPU
