@@ -600,12 +600,13 @@ fn documented_refusal(console: &str) -> Option<(String, String)> {
 
 /// `scripts/test.sh --matrix`: on every series of SCX_SIS_MATRIX (space or comma separated), one
 /// boot after another, foundation.sh (load, hackbench, nice, stress, unload), runtime_control.sh,
-/// and fairness.sh's rt_hog case alone (hackbench beside a SCHED_FIFO hog, EEVDF then scx_sis in
-/// one boot). A failed run (or a series that cannot be fetched) does not stop the others; a series
-/// that does not load is not run further. Ends with a table per kernel (what loaded, what passed,
-/// the RT mechanism the daemon chose, whether every dmesg check was clean, minutes taken) and fails
-/// if any run failed, except a series `DOCUMENTED_NO_LOAD` refused as documented. Skipped unless
-/// SCX_SIS_MATRIX is set, so the default run and CI are unchanged.
+/// and fairness.sh's rt case alone (a busy loop whose CPU a SCHED_FIFO hog takes, then hackbench
+/// beside such a hog; EEVDF then scx_sis in one boot). A failed run (or a series that cannot be
+/// fetched) does not stop the others; a series that does not load is not run further. Ends with a
+/// table per kernel (what loaded, what passed, the RT mechanism the daemon chose, whether every
+/// dmesg check was clean, minutes taken) and fails if any run failed, except a series of
+/// `DOCUMENTED_NO_LOAD` refused as documented. Skipped unless SCX_SIS_MATRIX is set, so the
+/// default run and CI are unchanged.
 #[test]
 fn matrix() {
     let Ok(list) = std::env::var("SCX_SIS_MATRIX") else {
@@ -616,13 +617,18 @@ fn matrix() {
         say("vm: matrix: skipped (SCX_SIS_SKIP_VM=1)");
         return;
     }
-    // The RT hog is fairness.sh's rt case rather than reliability.sh's rt_preempt, which only
-    // runs after two stress loads; its wall-time bound is on medians and held against EEVDF's
-    // slowdown in the same boot, and held_wakeups 0 is a count.
+    // The RT hog is fairness.sh's rt case (reliability.sh's rt_preempt runs only after two stress
+    // loads): a busy loop displaced by the hog keeps running, and no wakeup goes to the CPU the
+    // hog holds (counts); hackbench's slowdown beside the hog is shown, not judged, as a wall-time
+    // ratio on a host other VMs load swings too far for a verdict on the kernel.
     let scripts: [(&str, &[&str], Judge); 3] = [
         ("foundation.sh", &[], no_judge),
         ("runtime_control.sh", &[], runtime_control::judge),
-        ("fairness.sh", &["SIS_FAIR_CASES=rt"], fairness::judge),
+        (
+            "fairness.sh",
+            &["SIS_FAIR_CASES=rt"],
+            fairness::judge_counts,
+        ),
     ];
     let mut rows = vec![
         "| series | kernel | loads | foundation | runtime_control | RT hog | RT mechanism | dmesg clean | min |"
@@ -699,8 +705,8 @@ fn matrix() {
                 format!(", rc {}", run.rc)
             };
             let mut cell = format!("{passes} of {} passed{rc}", passes + fails);
-            if let Some((sx, ex)) = fairness::rt_slowdowns(&run.records) {
-                cell += &format!(" ({sx:.2}x, EEVDF {ex:.2}x)");
+            if let Some(rt) = fairness::rt_summary(&run.records) {
+                cell += &format!(" ({rt})");
             }
             cells.push(cell);
             if let Some(msg) = err {
