@@ -193,6 +193,16 @@ check_topology() {
   fi
 }
 
+# wait_trace_on: wait up to 10 s for a `scx_sis trace` just started to switch the trace on
+# (tune --show says so), so that what runs next lies inside its window.
+wait_trace_on() {
+  _wi=0
+  while ! /bin/scx_sis tune --show 2>/dev/null | grep -q '^trace  *on' && [ $_wi -lt 100 ]; do
+    sleep 0.1
+    _wi=$((_wi + 1))
+  done
+}
+
 # run_hackbench NAME ARGS...: hackbench must exit 0; prints its Time line and the wall time.
 run_hackbench() {
   _name=$1; shift

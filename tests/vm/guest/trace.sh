@@ -31,12 +31,7 @@ traced() {
   # shellcheck disable=SC2086
   /bin/scx_sis trace --duration 600 --json -o "/tmp/$_name.json" $_targs >"/tmp/$_name.sum" 2>"/tmp/$_name.err" &
   _tp=$!
-  # The session is on once it has switched the trace on (tune --show says so).
-  _i=0
-  while ! /bin/scx_sis tune --show 2>/dev/null | grep -q '^trace  *on' && [ $_i -lt 100 ]; do
-    sleep 0.1
-    _i=$((_i + 1))
-  done
+  wait_trace_on
   "$@" >"/tmp/$_name.wl" 2>&1
   _wrc=$?
   sleep 0.5

@@ -11,11 +11,7 @@ fi
 # shellcheck disable=SC2086
 /bin/scx_sis trace --duration 600 --svg /tmp/demo.svg -o /tmp/demo.json ${SIS_TRACE_ARGS:-} >/tmp/demo.sum 2>/tmp/demo.err &
 tp=$!
-i=0
-while ! /bin/scx_sis tune --show 2>/dev/null | grep -q '^trace  *on' && [ $i -lt 100 ]; do
-  sleep 0.1
-  i=$((i + 1))
-done
+wait_trace_on
 # shellcheck disable=SC2086
 hackbench ${SIS_HACKBENCH_ARGS:--g 2 -l 100} >/tmp/demo.hb 2>&1
 sleep 0.5
