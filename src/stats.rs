@@ -222,6 +222,11 @@ impl LlcMetrics {
 }
 
 impl Metrics {
+    /// `f` summed over the LLCs.
+    pub fn llc_sum(&self, f: impl Fn(&LlcMetrics) -> u64) -> u64 {
+        self.llcs.values().map(f).sum()
+    }
+
     /// A raw snapshot (secs 0) of every LLC, as counters::read returned them.
     pub fn snapshot(at_us: u64, generation: u64, llcs: &[LlcCounts]) -> Metrics {
         Metrics {

@@ -14,7 +14,6 @@ use serde::Serialize;
 use crate::cli::TraceOpts;
 use scx_sis::stats::Metrics;
 use scx_sis::topology::Layout;
-use scx_sis::trace::event::Kind;
 use scx_sis::trace::session::{self, Capture, Filter};
 use scx_sis::trace::{perfetto, summary, svg};
 
@@ -52,7 +51,8 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
         describe(&filter)
     );
     let cap = session::capture(&session_opts, shutdown)?;
-    let (written, dropped) = (cap.counter("trace_events"), cap.counter("trace_drops"));
+    let written = cap.counters.llc_sum(|l| l.trace_events);
+    let dropped = cap.counters.llc_sum(|l| l.trace_drops);
     eprintln!(
         "trace: {} records in {:.1} s ({written} written, {dropped} dropped)",
         cap.events.len(),
@@ -110,26 +110,20 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         print!("{summary}");
-        print_crosscheck(&cap);
+        print_crosscheck(&cap, &summary);
     }
     Ok(())
 }
 
 /// The trace's counts beside the scheduler's counters for the same window: they differ by the
 /// drops (and, with a filter, by the tasks left out).
-fn print_crosscheck(cap: &Capture) {
-    let count = |k: Kind| cap.events.iter().filter(|e| e.kind == k).count();
-    let migrated = cap
-        .events
-        .iter()
-        .filter(|e| e.kind == Kind::Run && e.migrated)
-        .count();
+fn print_crosscheck(cap: &Capture, summary: &summary::Summary) {
     println!(
         "counters over the same window: {} wakeups ({} decisions traced), {} migrations ({} traced)",
-        cap.counter("wakeups"),
-        count(Kind::Decision),
-        cap.counter("migrations"),
-        migrated
+        cap.counters.llc_sum(|l| l.wakeups),
+        summary.decisions,
+        cap.counters.llc_sum(|l| l.migrations),
+        summary.migrations
     );
 }
 

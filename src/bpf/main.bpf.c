@@ -531,13 +531,14 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(scx_bpf_task_cpu(p));
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct sis_task_ctx *tctx = task_ctx(p);
 	const struct sis_tunables *traced = trace_live();
 	u64 now = bpf_ktime_get_ns();
 
 	if (traced && trace_wants(p, traced))
-		trace_stop(p, scx_bpf_task_cpu(p));
+		trace_stop(p, cpu);
 	if (cctx) {
 		sis_pelt_advance(&cctx->util, now, true);
 		cctx->running = 0;

@@ -6,6 +6,7 @@ use anyhow::{bail, Result};
 
 use crate::bpf_intf::{self, sis_trace_event};
 use crate::counters::PATH_NAMES;
+use crate::tunables::comm_of;
 
 // SAFETY: a repr(C) struct of integers and a char array, valid for any bit pattern.
 unsafe impl plain::Plain for sis_trace_event {}
@@ -141,19 +142,13 @@ impl Event {
                 _ => Cause::None,
             },
         };
-        let comm: Vec<u8> = r
-            .comm
-            .iter()
-            .map(|&c| c as u8)
-            .take_while(|&c| c != 0)
-            .collect();
         Event {
             ts: r.ts,
             ns: r.ns,
             decision_ts: r.decision_ts,
             pid: r.pid,
             tgid: r.tgid,
-            comm: String::from_utf8_lossy(&comm).into_owned(),
+            comm: comm_of(&r.comm),
             kind,
             cause,
             cpu: r.cpu,

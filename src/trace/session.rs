@@ -64,22 +64,6 @@ pub struct Capture {
     pub counters: Metrics,
 }
 
-impl Capture {
-    /// A counter summed over the LLCs, by its name in the stats.
-    pub fn counter(&self, name: &str) -> u64 {
-        sum_llcs(&self.counters, name)
-    }
-}
-
-/// Sum of one per-LLC count of a Metrics delta, by the stats' field name.
-pub fn sum_llcs(m: &Metrics, name: &str) -> u64 {
-    m.llcs
-        .values()
-        .filter_map(|l| serde_json::to_value(l).ok())
-        .filter_map(|v| v.get(name).and_then(|x| x.as_u64()))
-        .sum()
-}
-
 /// How often the reader drains the buffer. The scheduler never wakes it (trace.bpf.h), so
 /// this bounds how full the buffer gets: at 10 ms a 8 MiB buffer holds a second's records of
 /// a busy 8-CPU machine many times over.

@@ -194,7 +194,7 @@ impl Kv {
 
 /// `f` summed over the LLCs of a report.
 pub fn llc_sum(m: &Metrics, f: impl Fn(&LlcMetrics) -> u64) -> u64 {
-    m.llcs.values().map(f).sum()
+    m.llc_sum(f)
 }
 
 /// Wakeups of placement path `name`, summed over the LLCs.
