@@ -28,5 +28,5 @@ clang-format-19 --dry-run --Werror src/bpf/*.c src/bpf/*.h
 cargo clippy --release --all-targets --quiet -- -D warnings
 scripts/check-package.sh
 
-echo "test: unit tests and VM tests" >&2
-cargo test --release -- --test-threads=1
+echo "test: unit tests and VM tests (two VMs at a time; tests/vm/main.rs VM_SLOTS)" >&2
+cargo test --release -- --test-threads=2

@@ -232,21 +232,24 @@ fn rt_displaced(r: &Records, v: &mut Verdicts, p: &Kv) {
     v.check("rt_displaced", share(&s) >= min, d);
 }
 
-/// The median of the runs' times (the mean of the middle two for an even count); 0 with none.
-fn median(mut xs: Vec<i64>) -> f64 {
-    xs.sort_unstable();
+/// The median (the mean of the middle two for an even count); 0 with none.
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_unstable_by(f64::total_cmp);
     let n = xs.len();
     match n {
         0 => 0.0,
-        _ if n % 2 == 1 => xs[n / 2] as f64,
-        _ => (xs[n / 2 - 1] + xs[n / 2]) as f64 / 2.0,
+        _ if n % 2 == 1 => xs[n / 2],
+        _ => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
     }
 }
 
 /// A fair_rt_WHO record's slowdown under the hog: the median run with it over the median run
-/// without it (99 when the base is 0).
+/// without it (99 when the base is 0). The guest interleaves the runs (alone, with, alone, ...), so
+/// the host's drift weighs on both alike; medians, so one run that the host stretched does not
+/// decide (the ratio of each pair's runs swung 0.8-1.8x in one boot).
 fn slowdown(k: &Kv) -> f64 {
-    let (with, alone) = (median(k.list("rt1")), median(k.list("rt0")));
+    let m = |key: &str| median(k.list(key).into_iter().map(|x| x as f64).collect());
+    let (with, alone) = (m("rt1"), m("rt0"));
     round(if alone > 0.0 { with / alone } else { 99.0 }, 2)
 }
 
@@ -293,9 +296,11 @@ fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv, bound_slowdown: bool) {
         sum(|l| l.rescues),
     );
     let o = |x: Option<u64>| x.map_or("missing".to_string(), |x| x.to_string());
-    let med = |k: &Kv, key: &str| cs(median(k.list(key)).round() as i64);
+    let med = |k: &Kv, key: &str| {
+        cs(median(k.list(key).into_iter().map(|x| x as f64).collect()).round() as i64)
+    };
     let d = format!(
-        "{}, medians of up to {}: scx_sis {}s alone [{}] -> {}s with the hog [{}] = {sx:.2}x (want <= {lim:.2}x: {rt_max}x, or {rt_rel} x EEVDF's if more), held_wakeups={} (want 0) held_avoided={} rescues={} | EEVDF {}s [{}] -> {}s [{}] = {ex:.2}x | {}; rc {}/{}; monitor rc={rc}",
+        "{}, medians of {} runs alone and as many with the hog, interleaved: scx_sis {}s alone [{}] -> {}s with the hog [{}] = {sx:.2}x (want <= {lim:.2}x: {rt_max}x, or {rt_rel} x EEVDF's if more), held_wakeups={} (want 0) held_avoided={} rescues={} | EEVDF {}s [{}] -> {}s [{}] = {ex:.2}x | {}; rc {}/{}; monitor rc={rc}",
         p.s("rt_work"),
         p.s("rt_reps"),
         med(s, "rt0"),
@@ -333,13 +338,25 @@ fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv, bound_slowdown: bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::median;
+    use super::{median, slowdown};
+    use crate::records::Records;
 
     #[test]
     fn median_of_odd_and_even_counts() {
-        assert_eq!(median(vec![300, 100, 200]), 200.0);
-        assert_eq!(median(vec![400, 100]), 250.0);
-        assert_eq!(median(vec![170]), 170.0);
+        assert_eq!(median(vec![300.0, 100.0, 200.0]), 200.0);
+        assert_eq!(median(vec![400.0, 100.0]), 250.0);
+        assert_eq!(median(vec![170.0]), 170.0);
         assert_eq!(median(vec![]), 0.0);
+    }
+
+    #[test]
+    fn slowdown_is_a_ratio_of_medians() {
+        // One stretched run on either side (a busy host) does not decide.
+        let r = Records::parse(
+            "SIS-REC kv fair_rt_scx rt0=[834 509 636] rt0_rc=0 rt1=[656 710 1124] rt1_rc=0\n",
+        );
+        assert_eq!(slowdown(&r.need_kv("fair_rt_scx")), 1.12);
+        let r = Records::parse("SIS-REC kv fair_rt_scx rt0=[] rt1=[500] rt0_rc=0\n");
+        assert_eq!(slowdown(&r.need_kv("fair_rt_scx")), 99.0);
     }
 }

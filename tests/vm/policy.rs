@@ -351,7 +351,12 @@ fn affinity(r: &Records, v: &mut Verdicts) {
             (b.wait_ns - a.wait_ns) / 10_000_000,
         );
         let runs = b.slices - a.slices;
-        if let Some(m) = r.mon(&format!("aff_mon_{curve}")) {
+        let mon = r.mon(&format!("aff_mon_{curve}"));
+        // Wakeups in the window that found no idle CPU (the waking task's, nearly all of them).
+        let fell_back = mon
+            .as_ref()
+            .map(|m| (path_sum(m, "fallback"), llc_sum(m, |l| l.wakeups)));
+        if let Some(m) = mon {
             let u = m.llcs.get(&0).map(|l| (l.util_pct, l.nr_scan));
             v.info(format!(
                 "affinity {curve} waking task: util_pct={} nr_scan={} | {} | {}| migrations={} steals={} tick_kicks={}",
@@ -365,16 +370,33 @@ fn affinity(r: &Records, v: &mut Verdicts) {
             ));
         }
         let d = format!(
-            "window={}s waking task ran {}s, waited {}s over {runs} runs, last on CPU {}; CPU {idle} idle {}s; CPU {start}'s bound loop ran {}s",
-            cs(win), cs(wrun), cs(wwait), b.cpu, cs(b.idle - a.idle), cs(b.ticks2 - a.ticks2)
+            "window={}s waking task ran {}s, waited {}s over {runs} runs, last on CPU {}; CPU {idle} idle {}s; CPU {start}'s bound loop ran {}s; others on CPU {idle} (ticks:pid:comm): [{}]",
+            cs(win), cs(wrun), cs(wwait), b.cpu, cs(b.idle - a.idle), cs(b.ticks2 - a.ticks2),
+            w.opt::<String>("others").unwrap_or_default().trim()
         );
         // It sleeps most of the time: queued behind a hog (a busy prev, no scan reaching the idle
-        // CPU, nobody stealing it) it would wait a large part of the window.
+        // CPU, nobody stealing it) it would wait a large part of the window. Under TCG a host
+        // that deschedules QEMU stretches every wait too (0.03 ms a run on a quiet host, 2.7 ms
+        // beside another VM), so a long wait fails only if placement explains it: more than 1 in
+        // 10 wakeups fell back to a busy CPU, or the task ended up elsewhere than the idle CPU.
         let name = format!("affinity_wake_{curve}");
-        if win > 0 && wwait * 5 <= win && runs > 0 {
-            v.pass(&name, d);
+        let placed_idle =
+            fell_back.is_some_and(|(fb, wk)| wk > 0 && fb * 10 <= wk) && b.cpu.to_string() == idle;
+        let fb = fell_back.map_or("no monitor".into(), |(fb, wk)| {
+            format!("{fb} of {wk} wakeups fell back")
+        });
+        if win > 0 && runs > 0 && wwait * 5 <= win {
+            v.pass(&name, format!("{d}; {fb}"));
+        } else if win > 0 && runs > 0 && placed_idle {
+            v.pass(
+                &name,
+                format!("waited more than 20% of the window, with the wakeups placed on idle CPUs (the host stalled QEMU): {d}; {fb}"),
+            );
         } else {
-            v.fail(&name, format!("waited more than 20% of the window: {d}"));
+            v.fail(
+                &name,
+                format!("waited more than 20% of the window: {d}; {fb}"),
+            );
         }
 
         let k = r.need_kv(&format!("aff_busy_{curve}"));

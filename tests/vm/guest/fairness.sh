@@ -9,7 +9,7 @@
 #                     weight(0)/weight(5) (the kernel's sched_prio_to_weight[]: 1024/335)
 #   rt_hog            unpinned wakeup-heavy work (hackbench) beside a SCHED_FIFO busy loop pinned
 #                     to CPU 1 takes at most SIS_FAIR_RT_MAX x its time without the hog (the
-#                     medians of the runs with and without it; or, when the hog costs EEVDF more
+#                     medians of runs with and without it, interleaved; or, when the hog costs EEVDF more
 #                     than that in the same boot, at most SIS_FAIR_RT_REL x EEVDF's slowdown: see
 #                     below), and no wakeup is placed on the CPU the hog holds (held_wakeups 0,
 #                     summed over LLCs from `monitor --json` over the hog's run); held_avoided and
@@ -32,8 +32,8 @@
 # one host thread, so what the hog costs depends on how many vCPUs are busy and on the host: EEVDF
 # measured 0.97x on a quiet host and 1.57x in a CI run. The slowdown is therefore held against
 # EEVDF's in the same boot whenever EEVDF itself misses SIS_FAIR_RT_MAX.
-# The hog is kept well under the sched_ext watchdog's 30 s: no run of the work starts after
-# SIS_FAIR_RT_HOG_SECS of it. Before the ext deadline server (7.0) the kernel gives sched_ext no time
+# The hog is kept under the sched_ext watchdog's 30 s: it is killed after SIS_FAIR_RT_HOG_SECS at
+# the latest. Before the ext deadline server (7.0) the kernel gives sched_ext no time
 # on a CPU an RT task holds, so a task pinned there (a per-CPU kworker) cannot run, and after 30 s
 # the watchdog ejects any sched_ext scheduler: a pinned sleeper under a 40 s hog on 6.12 ejected
 # scx_sis ("sleep failed to run for 38 s"), and did so just as well with such tasks sent to the
@@ -41,8 +41,8 @@
 #
 # Env knobs: SIS_FAIR_SECS (each tick window, default 12), SIS_FAIR_SETTLE (seconds before a
 # window, default 2), SIS_FAIR_MIN (default 0.9), SIS_FAIR_NICE_TOL (percent, default 25),
-# SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (median of, default 3;
-# with the hog, no run starts after SIS_FAIR_RT_HOG_SECS, default 12),
+# SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (pairs, default 3; a hog
+# lives at most SIS_FAIR_RT_HOG_SECS, default 25),
 # SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_RT_REL (default 1.15), SIS_FAIR_RT_MOVED_SECS (default 5),
 # SIS_FAIR_RT_MOVED_MIN (default 0.8), SIS_FAIR_ATTR_SECS (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
 # SIS_FAIR_CASES (default "n1_2 n1_8 nice rt attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
@@ -56,7 +56,7 @@ RT_WORK=${SIS_FAIR_RT_WORK:-hackbench -p -g 2 -l 100}
 RT_REPS=${SIS_FAIR_RT_REPS:-3}
 RT_MAX=${SIS_FAIR_RT_MAX:-1.3}
 RT_REL=${SIS_FAIR_RT_REL:-1.15}
-RT_HOG_SECS=${SIS_FAIR_RT_HOG_SECS:-12}
+RT_HOG_SECS=${SIS_FAIR_RT_HOG_SECS:-25}
 RT_MOVED_SECS=${SIS_FAIR_RT_MOVED_SECS:-5}
 RT_MOVED_MIN=${SIS_FAIR_RT_MOVED_MIN:-0.8}
 RT_CPU=1
@@ -140,42 +140,40 @@ case_nice() {
   rec kv "fair_nice_$1" "win=$LW_WIN $LW_TICKS"
 }
 
-# rt_time: RT_REPS runs of RT_WORK. Sets RT_CS (each run's wall time, cs), RT_RC (0, or the last
-# non-zero rc). fairness.rs compares medians: the best of 3 swung 2x with the host's load.
-rt_time() {
-  RT_CS=
-  RT_RC=0
-  _i=0
-  while [ $_i -lt "$RT_REPS" ]; do
-    # No new run once the deadline passed (RT_DEADLINE_CS, when set); the first always runs.
-    [ $_i -gt 0 ] && [ -n "${RT_DEADLINE_CS:-}" ] && [ "$(now_cs)" -ge "$RT_DEADLINE_CS" ] && break
-    # Not _t0: the caller's loop times the whole case with it.
-    _rt_t0=$(now_cs)
-    # shellcheck disable=SC2086  # word splitting intended
-    CAP_OUT=/tmp/rt_work.out CAP_ERR=/tmp/rt_work.err run_capped 180 $RT_WORK
-    _rc=$?
-    [ $_rc -ne 0 ] && RT_RC=$_rc
-    RT_CS="$RT_CS $(($(now_cs) - _rt_t0))"
-    _i=$((_i + 1))
-  done
-  RT_CS=${RT_CS# }
+# rt_once: one run of RT_WORK. Sets RT_ONE_CS (its wall time, cs) and RT_ONE_RC.
+rt_once() {
+  _rt_t0=$(now_cs)
+  # shellcheck disable=SC2086  # word splitting intended
+  CAP_OUT=/tmp/rt_work.out CAP_ERR=/tmp/rt_work.err run_capped 180 $RT_WORK
+  RT_ONE_RC=$?
+  RT_ONE_CS=$(($(now_cs) - _rt_t0))
+}
+
+# hog_start: a SCHED_FIFO busy loop on RT_CPU (HOG_PID), killed after RT_HOG_SECS at the latest so
+# that it stays under the watchdog's 30 s even if the work beside it drags (see the top).
+hog_start() {
+  chrt -f 50 taskset -c $RT_CPU sh -c 'while :; do :; done' &
+  HOG_PID=$!
+  (sleep "$RT_HOG_SECS"; kill -KILL "$HOG_PID" 2>/dev/null) &
+  HOG_CAP=$!
+}
+
+hog_stop() {
+  kill -KILL "$HOG_PID" "$HOG_CAP" 2>/dev/null
+  wait "$HOG_PID" "$HOG_CAP" 2>/dev/null
 }
 
 case_rt() {
   _who=$1
-  rt_time
-  _rt0="rt0=[$RT_CS] rt0_rc=$RT_RC"
   [ "$_who" = scx ] && mon_window_start /tmp/fair_mon
   # The displaced loop (reliability.sh's rt_preempt, here so that the matrix has it on every
   # kernel): its share of the CPU ticks (all of them once moved, about 1% if left behind the hog)
-  # rather than a wall time that the host's load stretches. Its own hog, so that the one beside
-  # the work below still keeps well under the watchdog's 30 s.
+  # rather than a wall time that the host's load stretches.
   spin_nice $RT_CPU 0
   _loop=$REL_PID
   sleep 1
   taskset -p -c "0-$((N - 1))" "$_loop" >/dev/null
-  chrt -f 50 taskset -c $RT_CPU sh -c 'while :; do :; done' &
-  _hog=$!
+  hog_start
   sleep 1
   rel_ticks "$_loop"
   _m0=$REL_TICKS
@@ -188,26 +186,37 @@ case_rt() {
   _win=$((REL_NOW - _mc0))
   rel_cpu "$_loop"
   _on=$REL_CPU
-  kill -KILL "$_hog" "$_loop" 2>/dev/null
-  wait "$_hog" "$_loop" 2>/dev/null
+  kill -KILL "$_loop" 2>/dev/null
+  wait "$_loop" 2>/dev/null
+  hog_stop
   rec kv "fair_rtmove_$_who" "got=$_got win=$_win cpu=$RT_CPU on=$_on"
-  chrt -f 50 taskset -c $RT_CPU sh -c 'while :; do :; done' &
-  _hog=$!
-  sleep 1
-  rel_stat "$_hog"
-  # shellcheck disable=SC2086  # word splitting intended
-  set -- $REL_STAT
-  _hogd="hog pid $_hog policy=${39} cpu=${37}"
-  RT_DEADLINE_CS=$(($(now_cs) + RT_HOG_SECS * 100))
-  rt_time
-  RT_DEADLINE_CS=
-  kill -KILL "$_hog" 2>/dev/null
-  wait "$_hog" 2>/dev/null
+  # The work alone, then beside a fresh hog, RT_REPS times: the host's speed drifts by 2x over a
+  # minute, and interleaved runs share that drift (fairness.rs compares their medians).
+  _rt0= _rt1= _rc0=0 _rc1=0 _hogd=
+  _i=0
+  while [ $_i -lt "$RT_REPS" ]; do
+    rt_once
+    _rt0="$_rt0 $RT_ONE_CS"
+    [ "$RT_ONE_RC" -ne 0 ] && _rc0=$RT_ONE_RC
+    hog_start
+    sleep 1
+    if [ -z "$_hogd" ]; then
+      rel_stat "$HOG_PID"
+      # shellcheck disable=SC2086  # word splitting intended
+      set -- $REL_STAT
+      _hogd="hog pid $HOG_PID policy=${39} cpu=${37}"
+    fi
+    rt_once
+    _rt1="$_rt1 $RT_ONE_CS"
+    [ "$RT_ONE_RC" -ne 0 ] && _rc1=$RT_ONE_RC
+    hog_stop
+    _i=$((_i + 1))
+  done
   if [ "$_who" = scx ]; then
     sleep 0.5
     mon_window_stop fair_mon_rt
   fi
-  rec kv "fair_rt_$_who" "$_rt0 rt1=[$RT_CS] rt1_rc=$RT_RC hog=[$_hogd]"
+  rec kv "fair_rt_$_who" "rt0=[${_rt0# }] rt0_rc=$_rc0 rt1=[${_rt1# }] rt1_rc=$_rc1 hog=[$_hogd]"
 }
 
 # case_attr WHO: the FIFO ping-pong for ATTR_SECS; rt = round trips (by hundreds), cpu = the CPU

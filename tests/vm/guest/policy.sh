@@ -114,6 +114,13 @@ pol_topsnap() {
   for _f in /proc/[0-9]*/stat; do read -r _l 2>/dev/null <"$_f" && echo "$_l"; done |
     awk '{ c = $2; n = 2; while (c !~ /\)$/) { n++; c = c "_" $n } print $1, c, $(n + 1), $(n + 37), $(n + 12) + $(n + 13) }'
 }
+# pol_ticks_on CPU PID SNAP0 SNAP1: the tasks other than PID last seen on CPU that ran between two
+# pol_topsnap snapshots, as "ticks:pid:comm", most first, at most 4.
+pol_ticks_on() {
+  awk -v c="$1" -v me="$2" 'NR == FNR { t[$1] = $5; next }
+    $4 == c && $1 != me { d = $5 - ($1 in t ? t[$1] : 0); if (d > 0) print d ":" $1 ":" $2 }' "$3" "$4" |
+    sort -t: -k1,1 -rn | head -n 4 | tr '\n' ' '
+}
 pol_top() {
   pol_topsnap >/tmp/pol_top0
   sleep "$1"
@@ -192,8 +199,11 @@ check_curves() {
   pol_snap curve_off 2
 
   pol_tune --sis-util quadratic
-  # shellcheck disable=SC2086  # a list of PIDs
-  pol_kill $POL_BG
+  # SIGTERM, so that stress-ng stops and reaps its workers before the next check, which needs
+  # a CPU left idle; SIGKILL would leave them to exit on their own.
+  kill -TERM "$_spid" 2>/dev/null
+  wait "$_spid" 2>/dev/null
+  pol_kill "$_lpid"
   POL_BG=
   grep -q 'successful run\|dispatching hogs' /tmp/pol_stress.out ||
     info "stress-ng: $(tail -n 3 /tmp/pol_stress.out | tr '\n' ' ')"
@@ -236,11 +246,15 @@ check_affinity() {
     _wp=$!
     sleep 0.2
     taskset -pc $_all $_wp >/dev/null
+    pol_topsnap >/tmp/pol_aff_top0
     _p0=$(pol_probe $_wp $_idle "$_shog")
     /bin/scx_sis monitor --json --interval 2 --count 1 >/tmp/pol_aff.json 2>&1
     _p1=$(pol_probe $_wp $_idle "$_shog")
+    pol_topsnap >/tmp/pol_aff_top1
     pol_kill $_wp
-    rec kv "aff_wake_$_curve" "p0=[$_p0] p1=[$_p1]"
+    # Whatever else ran on the CPU meant to stay idle (ticks, pid and comm), for the verdict.
+    _others=$(pol_ticks_on $_idle $_wp /tmp/pol_aff_top0 /tmp/pol_aff_top1)
+    rec kv "aff_wake_$_curve" "p0=[$_p0] p1=[$_p1] others=[$_others]"
     rec_mon "aff_mon_$_curve" /tmp/pol_aff.json
 
     # (b) a CPU-bound loop started on hog CPU $_start, then unbound: it must end up on CPU $_idle.
