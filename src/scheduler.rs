@@ -61,6 +61,17 @@ fn libbpf_log_tail() -> String {
     log[log.len().saturating_sub(LOG_TAIL_LINES)..].join("\n")
 }
 
+/// Who refused the load, from libbpf's log: libbpf itself, before the kernel saw the program,
+/// when a kfunc's prototype in this kernel's BTF differs from ours (Debian's 7.1 and 7.2 builds,
+/// README's Compatibility table), else the kernel's verifier.
+fn load_refusal(release: &str, log: &str) -> String {
+    if log.contains("incompatible with vmlinux") {
+        format!("libbpf refused the BPF program before loading it: a kfunc's prototype in the kernel's ({release}) BTF differs from the one scx_sis was built against")
+    } else {
+        format!("the kernel ({release}) rejected the BPF program")
+    }
+}
+
 fn monotonic_us() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -137,10 +148,10 @@ impl<'a> Scheduler<'a> {
             .context("failed to size the llc_stats map to the LLCs")?;
 
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
+            let log = libbpf_log_tail();
             e.context(format!(
-                "the kernel ({}) rejected the BPF program; verifier log tail:\n{}",
-                preflight::kernel_release(),
-                libbpf_log_tail()
+                "{}; libbpf's log tail:\n{log}",
+                load_refusal(&preflight::kernel_release(), &log)
             ))
         })?;
         tunables::write(&skel.maps.tunables, initial)?;
@@ -423,6 +434,15 @@ mod tests {
         );
         assert_eq!(s.succeeded(), None);
         assert!(s.failed(&e).is_some(), "a new streak is logged again");
+    }
+
+    #[test]
+    fn a_refusal_names_libbpf_when_a_kfunc_prototype_differs() {
+        let libbpf = "libbpf: extern (func ksym) 'scx_bpf_get_idle_cpumask': func_proto [87] incompatible with vmlinux [93610]";
+        let msg = load_refusal("7.1.13+deb13-amd64", libbpf);
+        assert!(msg.starts_with("libbpf refused"), "{msg}");
+        let msg = load_refusal("6.12.117", "R1 invalid mem access 'scalar'");
+        assert_eq!(msg, "the kernel (6.12.117) rejected the BPF program");
     }
 
     #[test]

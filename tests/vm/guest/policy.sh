@@ -109,6 +109,25 @@ pol_busy_pct() {
   done
 }
 
+# pol_wait_idle CPU: until CPU was >= 80% idle over half a second (at most 10 s). Work the checks
+# before left behind (an unbound kworker freeing a killed stress-ng's memory ran on it for 2 s)
+# must not stand in for a placement failure. Sets POL_IDLE_WAIT (cs waited).
+pol_wait_idle() {
+  _t0=$(now_cs)
+  while [ $(($(now_cs) - _t0)) -lt 1000 ]; do
+    pol_cpu_ticks
+    _i0=$POL_TICKS
+    sleep 0.5
+    pol_cpu_ticks
+    _ok=$(echo "$_i0 / $POL_TICKS" | tr ' ' '\n' | awk -F: -v c="cpu$1" '
+      $0 == "/" { after = 1; next }
+      $1 == c { if (after) { dt = $2 - t; di = $3 - i } else { t = $2; i = $3 } }
+      END { print (dt > 0 && di * 100 >= dt * 80) ? 1 : 0 }')
+    [ "$_ok" = 1 ] && break
+  done
+  POL_IDLE_WAIT=$(($(now_cs) - _t0))
+}
+
 # pol_top SECS [N]: the N (12) tasks that used most CPU over SECS: ticks pid (comm) state cpuN.
 pol_topsnap() {
   for _f in /proc/[0-9]*/stat; do read -r _l 2>/dev/null <"$_f" && echo "$_l"; done |
@@ -240,6 +259,8 @@ check_affinity() {
   for _curve in off linear quadratic; do
     pol_tune --sis-util $_curve || continue
     sleep 0.3
+    pol_wait_idle $_idle
+    [ "$POL_IDLE_WAIT" -gt 60 ] && info "affinity $_curve: waited $(fmt_cs "$POL_IDLE_WAIT")s for CPU $_idle to idle"
 
     # (a) a task waking every 10 ms for a little work (no fork), started on hog CPU $_start.
     taskset -c $_start sh -c "exec 3<>$POL_FIFO; while :; do i=0; while [ \$i -lt 5 ]; do i=\$((i + 1)); done; read -t 0.01 x <&3; done" &
