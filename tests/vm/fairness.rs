@@ -211,25 +211,32 @@ fn rt_displaced(r: &Records, v: &mut Verdicts, p: &Kv) {
     };
     let e = r.need_kv("fair_rtmove_eevdf");
     let min: f64 = p.n("rt_moved_min");
-    let share = |k: &Kv| {
-        let (got, win): (f64, f64) = (k.n("got"), k.n("win"));
-        round(if win > 0.0 { got / win } else { 0.0 }, 2)
-    };
     let rescues = r.mon("fair_mon_rt").map(|m| llc_sum(&m, |l| l.rescues));
     let d = format!(
         "a busy loop on cpu{} when a SCHED_FIFO hog took it: scx_sis {} ticks in {} cs = {:.2} (want >= {min}), last on cpu{}, rescues over the case={} | EEVDF {} ticks in {} cs = {:.2}, last on cpu{}",
         s.s("cpu"),
         s.s("got"),
         s.s("win"),
-        share(&s),
+        tick_share(&s),
         s.s("on"),
         rescues.map_or("missing".to_string(), |x| x.to_string()),
         e.s("got"),
         e.s("win"),
-        share(&e),
+        tick_share(&e),
         e.s("on")
     );
-    v.check("rt_displaced", share(&s) >= min, d);
+    v.check("rt_displaced", tick_share(&s) >= min, d);
+}
+
+/// A fair_rtmove_WHO record's share of the window's ticks the displaced loop kept.
+fn tick_share(k: &Kv) -> f64 {
+    let (got, win): (f64, f64) = (k.n("got"), k.n("win"));
+    round(if win > 0.0 { got / win } else { 0.0 }, 2)
+}
+
+/// The median of a record's list of run times (cs), as f64.
+fn median_of(k: &Kv, key: &str) -> f64 {
+    median(k.list(key).into_iter().map(|x| x as f64).collect())
 }
 
 /// The median (the mean of the middle two for an even count); 0 with none.
@@ -248,23 +255,20 @@ fn median(mut xs: Vec<f64>) -> f64 {
 /// the host's drift weighs on both alike; medians, so one run that the host stretched does not
 /// decide (the ratio of each pair's runs swung 0.8-1.8x in one boot).
 fn slowdown(k: &Kv) -> f64 {
-    let m = |key: &str| median(k.list(key).into_iter().map(|x| x as f64).collect());
-    let (with, alone) = (m("rt1"), m("rt0"));
+    let (with, alone) = (median_of(k, "rt1"), median_of(k, "rt0"));
     round(if alone > 0.0 { with / alone } else { 99.0 }, 2)
 }
 
 /// The rt case's figures in a few words, when the run has them (for the matrix's table): the
 /// displaced loop's share of the ticks, then the slowdowns of the work beside the hog.
 pub fn rt_summary(r: &Records) -> Option<String> {
-    let m = r.kv("fair_rtmove_scx")?;
-    let (got, win): (f64, f64) = (m.n("got"), m.n("win"));
+    let kept = tick_share(&r.kv("fair_rtmove_scx")?);
     let (sx, ex) = (
         slowdown(&r.kv("fair_rt_scx")?),
         slowdown(&r.kv("fair_rt_eevdf")?),
     );
     Some(format!(
-        "loop kept {:.2} of its CPU; hackbench {sx:.2}x, EEVDF {ex:.2}x",
-        if win > 0.0 { got / win } else { 0.0 }
+        "loop kept {kept:.2} of its CPU; hackbench {sx:.2}x, EEVDF {ex:.2}x"
     ))
 }
 
@@ -290,8 +294,7 @@ fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv, bound_slowdown: bool) {
     let (rt_max, rt_rel): (f64, f64) = (p.n("rt_max"), p.n("rt_rel"));
     let (sx, ex) = (slowdown(s), slowdown(&e));
     let lim = round((rt_rel * ex).max(rt_max), 2);
-    let with = |k: &Kv| median(k.list("rt1").into_iter().map(|x| x as f64).collect());
-    let (sw, ew) = (with(s), with(&e));
+    let (sw, ew) = (median_of(s, "rt1"), median_of(&e, "rt1"));
     let rc = r
         .kv("fair_mon_rt_rc")
         .map_or("none".to_string(), |k| k.s("rc").to_string());
@@ -303,9 +306,7 @@ fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv, bound_slowdown: bool) {
         sum(|l| l.rescues),
     );
     let o = |x: Option<u64>| x.map_or("missing".to_string(), |x| x.to_string());
-    let med = |k: &Kv, key: &str| {
-        cs(median(k.list(key).into_iter().map(|x| x as f64).collect()).round() as i64)
-    };
+    let med = |k: &Kv, key: &str| cs(median_of(k, key).round() as i64);
     let d = format!(
         "{}, medians of {} runs alone and as many with the hog, interleaved: scx_sis {}s alone [{}] -> {}s with the hog [{}] = {sx:.2}x (want <= {lim:.2}x: {rt_max}x, or {rt_rel} x EEVDF's if more; or with the hog no slower than EEVDF with it), held_wakeups={} (want 0) held_avoided={} rescues={} | EEVDF {}s [{}] -> {}s [{}] = {ex:.2}x | {}; rc {}/{}; monitor rc={rc}",
         p.s("rt_work"),

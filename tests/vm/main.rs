@@ -76,6 +76,8 @@ pub struct GuestRun {
     script: String,
     topo: String,
     rc: i32,
+    /// How long the VM ran, boot to power-off.
+    secs: u64,
     console: String,
     passes: Vec<String>,
     fails: Vec<String>,
@@ -140,7 +142,10 @@ fn unit_exec() -> String {
 /// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis, /bin/scx_sis_lab
 /// and `env` (K=V).
 fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
-    let timeout = std::env::var("SCX_SIS_VM_TIMEOUT").unwrap_or_else(|_| "900".into());
+    // SCX_SIS_VM_TIMEOUT, else the test's own (SIS_VM_TIMEOUT=S in its env), else 900 s.
+    let own = env.iter().find_map(|kv| kv.strip_prefix("SIS_VM_TIMEOUT="));
+    let timeout =
+        std::env::var("SCX_SIS_VM_TIMEOUT").unwrap_or_else(|_| own.unwrap_or("900").to_string());
     run_guest_for(series, script, topo, env, &timeout)
 }
 
@@ -181,10 +186,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
         .status()
         .expect("run scripts/vm/run.sh");
     let rc = status.code().unwrap_or(-1);
-    say(&format!(
-        "vm: {script} on {release} ({series}), topo {topo}: rc={rc} after {} s",
-        t0.elapsed().as_secs()
-    ));
+    let secs = t0.elapsed().as_secs();
     let console = read_console(&log);
     let _ = std::fs::remove_file(&log);
     let pick = |tag: &str| -> Vec<String> {
@@ -199,6 +201,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
         script: script.to_string(),
         topo: topo.to_string(),
         rc,
+        secs,
         passes: pick("SIS-TEST PASS "),
         fails: pick("SIS-TEST FAIL "),
         records: Records::parse(&console),
@@ -235,11 +238,12 @@ fn report(run: &GuestRun, judge: Judge) -> (usize, usize, Option<String>) {
     let passes = run.passes.len() + v.passes.len();
     let fails: Vec<&String> = run.fails.iter().chain(&v.fails).collect();
     say(&format!(
-        "vm: {} on {} (topo {}): rc={} passed={} failed={} (host verdicts: {} passed, {} failed)",
+        "vm: {} on {} (topo {}): rc={} after {} s, passed={} failed={} (host verdicts: {} passed, {} failed)",
         run.script,
         run.release,
         run.topo,
         run.rc,
+        run.secs,
         passes,
         fails.len(),
         v.passes.len(),
@@ -324,12 +328,7 @@ fn vm_case(series: &str, script: &str, topo: &str, env: &[&str], judge: Judge) -
     if !runs_on(series, script) {
         return false;
     }
-    // A test's own VM timeout (SIS_VM_TIMEOUT=S in its env) unless SCX_SIS_VM_TIMEOUT is set.
-    let own = env.iter().find_map(|kv| kv.strip_prefix("SIS_VM_TIMEOUT="));
-    let run = match (own, std::env::var("SCX_SIS_VM_TIMEOUT")) {
-        (Some(t), Err(_)) => run_guest_for(series, script, topo, env, t),
-        _ => run_guest(series, script, topo, env),
-    };
+    let run = run_guest(series, script, topo, env);
     check(&run, judge);
     true
 }
@@ -687,7 +686,7 @@ fn matrix() {
     let mut lines = Vec::new();
     let mut failed = Vec::new();
     for series in series_list(&list) {
-        let t0 = std::time::Instant::now();
+        let t0 = Instant::now();
         let documented = DOCUMENTED_NO_LOAD.contains(&series.as_str());
         let (mut release, mut loads) = ("?".to_string(), None::<String>);
         let (mut mech, mut cells) = ("–".to_string(), Vec::new());

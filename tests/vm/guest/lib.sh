@@ -446,14 +446,13 @@ spin_nice() {
 # is gone. One cat reads every file within microseconds: the shell's own reads took 2-6 s for 12
 # loops on a busy TCG guest, so each loop's window shifted by its place in the list, and the
 # first loops' ticks ran up to 12% above the last ones' under EEVDF and scx_sis alike.
-TICKS_OF_AWK='{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); t[$1] = f[12] + f[13] }
-  END { n = split(want, w, " "); for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? " " : ""), (w[i] in t ? t[w[i]] : 0) }'
 ticks_of() {
   _files=
   for _p in "$@"; do _files="$_files /proc/$_p/stat"; done
   # shellcheck disable=SC2086  # one word per file
-  cat $_files >/tmp/ticks_of.txt 2>/dev/null
-  TICKS_OF=$(awk -v want="$*" "$TICKS_OF_AWK" /tmp/ticks_of.txt)
+  TICKS_OF=$(cat $_files 2>/dev/null | awk -v want="$*" '
+    { s = $0; sub(/^.*\) /, "", s); split(s, f, " "); t[$1] = f[12] + f[13] }
+    END { n = split(want, w, " "); for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? " " : ""), (w[i] in t ? t[w[i]] : 0) }')
 }
 
 # mon_window_start FILE: `scx_sis monitor --json` over one window that mon_window_stop ends (its

@@ -92,7 +92,8 @@ pol_cpu_ticks() {
     case $_c in cpu[0-9]*) POL_TICKS="$POL_TICKS $_c:$((_u + _n + _s + _i + _w + _q + _sq + _st)):$((_i + _w))" ;; esac
   done </proc/stat
 }
-# pol_busy_pct SECS: the lowest busy share (percent) of any CPU over SECS in POL_BUSY.
+# pol_busy_pct SECS [CPU]: the lowest busy share (percent) of any CPU (or of CPU) over SECS in
+# POL_BUSY; 100 for a CPU that counted no tick.
 pol_busy_pct() {
   pol_cpu_ticks
   _b0=$POL_TICKS
@@ -100,6 +101,7 @@ pol_busy_pct() {
   pol_cpu_ticks
   POL_BUSY=100
   for _e in $POL_TICKS; do
+    [ -n "${2:-}" ] && [ "${_e%%:*}" != "cpu$2" ] && continue
     for _f in $_b0; do
       [ "${_f%%:*}" = "${_e%%:*}" ] || continue
       _t=${_e#*:} _t0=${_f#*:}
@@ -113,19 +115,12 @@ pol_busy_pct() {
 # before left behind (an unbound kworker freeing a killed stress-ng's memory ran on it for 2 s)
 # must not stand in for a placement failure. Sets POL_IDLE_WAIT (cs waited).
 pol_wait_idle() {
-  _t0=$(now_cs)
-  while [ $(($(now_cs) - _t0)) -lt 1000 ]; do
-    pol_cpu_ticks
-    _i0=$POL_TICKS
-    sleep 0.5
-    pol_cpu_ticks
-    _ok=$(echo "$_i0 / $POL_TICKS" | tr ' ' '\n' | awk -F: -v c="cpu$1" '
-      $0 == "/" { after = 1; next }
-      $1 == c { if (after) { dt = $2 - t; di = $3 - i } else { t = $2; i = $3 } }
-      END { print (dt > 0 && di * 100 >= dt * 80) ? 1 : 0 }')
-    [ "$_ok" = 1 ] && break
+  _wt0=$(now_cs)
+  while [ $(($(now_cs) - _wt0)) -lt 1000 ]; do
+    pol_busy_pct 0.5 "$1"
+    [ "$POL_BUSY" -le 20 ] && break
   done
-  POL_IDLE_WAIT=$(($(now_cs) - _t0))
+  POL_IDLE_WAIT=$(($(now_cs) - _wt0))
 }
 
 # pol_top SECS [N]: the N (12) tasks that used most CPU over SECS: ticks pid (comm) state cpuN.
