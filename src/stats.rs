@@ -73,6 +73,8 @@ llc_metrics! {
     count scan_depth = sis_counter_SIS_CNT_SCAN_DEPTH, "Sum of the scan depth limits used";
     count scan_visited = sis_counter_SIS_CNT_SCAN_VISITED, "CPUs tested by llc_scan";
     count scan_found = sis_counter_SIS_CNT_SCAN_FOUND, "llc_scan stages that found an idle CPU";
+    count scan_last_look = sis_counter_SIS_CNT_SCAN_LAST_LOOK,
+        "nr_scan was 0 and the one look at the LLC's idle mask found a CPU (path llc_scan)";
     count select_ns = sis_counter_SIS_CNT_COST_NS,
         "Total select_cpu cost in ns, of the timed calls (select_timed)";
     hist select_ns_hist = cost_hist,
@@ -111,6 +113,22 @@ llc_metrics! {
         "Placement trace records written to the ring buffer (scx_sis trace)";
     count trace_drops = sis_counter_SIS_CNT_TRACE_DROPS,
         "Placement trace records lost: the ring buffer was full";
+    count dispatches = sis_counter_SIS_CNT_DISPATCHES, "ops.dispatch calls";
+    count dispatch_calls = sis_counter_SIS_CNT_DISPATCH_CALLS,
+        "Kfunc, helper and iterator calls made by ops.dispatch";
+    count dispatch_empty = sis_counter_SIS_CNT_DISPATCH_EMPTY,
+        "Dispatches that found nothing to run (the CPU idles)";
+    count dispatch_empty_calls = sis_counter_SIS_CNT_DISPATCH_EMPTY_CALLS,
+        "Calls made by the dispatches that found nothing";
+    count select_calls = sis_counter_SIS_CNT_SELECT_CALLS, "Calls made by select_cpu";
+    count enqueue_calls = sis_counter_SIS_CNT_ENQUEUE_CALLS, "Calls made by ops.enqueue";
+    count runs = sis_counter_SIS_CNT_RUNS, "ops.running calls (tasks started)";
+    count run_calls = sis_counter_SIS_CNT_RUN_CALLS,
+        "Calls made by ops.running and ops.stopping";
+    count idle_waiting_ns = sis_counter_SIS_CNT_IDLE_WAITING_NS,
+        "Idle CPU time, ns, while a task queued in the LLC had waited longer than steal-min (sampled every timer period): what work conservation missed";
+    count steal_skip_short_idle = sis_counter_SIS_CNT_STEAL_SKIP_SHORT_IDLE,
+        "Idle dispatches that did not look for work: this CPU's idle periods are shorter than steal-min";
     shards shards, "Per-shard wakequeue statistics, by shard index";
 }
 

@@ -14,6 +14,7 @@
 #include <scx/common.bpf.h>
 #include "balance.bpf.h"
 #include "intf.h"
+#include "calls.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
@@ -62,7 +63,7 @@ static __always_inline bool hold_begin(s32 cpu, bool stopper)
 		__sync_fetch_and_add(&nr_held_cpus, 1);
 	cctx->released = 1;
 	cctx->released_stop = stopper;
-	cctx->released_at = bpf_ktime_get_ns();
+	cctx->released_at = now_ns();
 	return !stopper;
 }
 
@@ -89,8 +90,8 @@ static __always_inline void wake_stealers_for_held(s32 cpu)
 	u32 i;
 
 	tun_snapshot(&t);
-	waiting = scx_bpf_dsq_nr_queued(cpu_dsq(cpu)) +
-		  scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
+	waiting = dsq_nr_queued(cpu_dsq(cpu)) +
+		  dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
 	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
 		if (!wake_stealer(llc_of(cpu), cpu, SIS_CNT_RESCUES, SIS_MOVE_HELD_KICK))
 			break;

@@ -14,8 +14,9 @@
  * Around placement, work conservation and fairness: a CPU out of work takes
  * from its own queues, then steals inside its LLC, then from other LLCs; a
  * busy CPU's tick wakes an idle CPU when tasks wait behind it; at a slice
- * end a busy CPU pulls a task that lags in vtime from another CPU
- * (balance.bpf.h); work on a CPU an RT or deadline task takes moves on.
+ * end a busy CPU pulls a task owed service from another CPU (pull.bpf.h);
+ * work on a CPU an RT or deadline task takes moves on (balance.bpf.h).
+ * Dispatch's sources and their order: dispatch.bpf.h.
  * The plain preset replaces all of it with the kernel's default pick and
  * one FIFO, as the baseline to compare against.
  *
@@ -41,6 +42,9 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "balance.bpf.h"
+#include "calls.bpf.h"
+#include "conserve.bpf.h"
+#include "dispatch.bpf.h"
 #include "held.bpf.h"
 #include "pelt.bpf.h"
 #include "placement.bpf.h"
@@ -95,8 +99,8 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 {
 	/* Filed under prev's LLC: where the wakeup came from, not where the waker runs. */
 	struct sis_llc_stats *s = stats_of_llc(llc_of(prev_cpu));
-	struct placement pl = {.cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
-	u64 start = bpf_ktime_get_ns();
+	struct placement pl = {.s = s, .cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
+	u64 calls = calls_now(), start = now_ns();
 	/* Self-timing costs two clock reads; bpf_stats times every call, so sample ours. */
 	bool timed = s && !(s->counters[SIS_CNT_WAKEUPS] & (SIS_COST_SAMPLE_EVERY - 1));
 	struct sis_tunables t;
@@ -105,11 +109,12 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (t.plain) {
 		pl.cpu = kernel_pick(p, prev_cpu, wake_flags, &pl.idle);
 		pl.path = SIS_PATH_KERNEL_DFL;
+		stat_path(s, SIS_PATH_KERNEL_DFL);
 	} else {
 		pick_cpu(p, prev_cpu, wake_flags, start, &t, s, &pl);
 	}
 	if (timed || t.trace) {
-		u64 cost = bpf_ktime_get_ns() - start;
+		u64 cost = now_ns() - start;
 
 		if (timed) {
 			stat_cost(s, cost);
@@ -120,14 +125,14 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 				       pl.nr_scan, pl.tested, start, cost);
 	}
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
-	stat_path(s, pl.path);
 	if (!t.plain && cpu_held_since(pl.cpu, start))
 		stat_add(s, SIS_CNT_HELD_WAKEUPS, 1);
 
 	if (pl.idle) {
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, tun_slice_ns(&t), 0);
+		dsq_insert(p, SCX_DSQ_LOCAL, tun_slice_ns(&t), 0);
 		stat_add(s, SIS_CNT_DIRECT_DISPATCH, 1);
 	}
+	stat_add(s, SIS_CNT_SELECT_CALLS, calls_now() - calls);
 	return pl.cpu;
 }
 
@@ -138,15 +143,15 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
 					   const struct sis_tunables *t)
 {
-	s32 idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	s32 idle = pick_idle_cpu(p->cpus_ptr, 0);
 
 	if (idle < 0)
 		return false;
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, tun_slice_ns(t), enq_flags);
-	scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+	dsq_insert(p, SCX_DSQ_LOCAL_ON | idle, tun_slice_ns(t), enq_flags);
+	kick_cpu(idle, SCX_KICK_IDLE);
 	stat_inc(SIS_CNT_RESCUES);
 	if (t->trace && trace_wants(p, t))
-		trace_move(p, SIS_MOVE_RESCUE_REENQ, scx_bpf_task_cpu(p), idle);
+		trace_move(p, SIS_MOVE_RESCUE_REENQ, task_cpu(p), idle);
 	return true;
 }
 
@@ -167,71 +172,87 @@ const volatile bool queued_wakeup;
  * wakeups the waker is unknown here, so the kick is not skipped.
  */
 static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u64 vtime,
-					       bool pinned, const struct sis_tunables *t)
+					       bool pinned, u64 now, const struct sis_tunables *t)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu), *ictx;
 	const struct cpumask *mask;
-	u64 now = bpf_ktime_get_ns();
 	s32 idle;
 
 	if (!cctx || !cctx->running) {
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
 	if (pinned) {
 		if (time_before(vtime, curr_vtime_at(cctx, now))) {
-			scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+			kick_cpu(cpu, SCX_KICK_PREEMPT);
 			stat_inc(SIS_CNT_WAKEUP_PREEMPTS);
 		}
 		return;
 	}
 	if (!queued_wakeup && cpu == bpf_get_smp_processor_id())
 		return;
-	if (!wait_exceeds(cpu, scx_bpf_dsq_nr_queued(cpu_dsq(cpu)), now, tun_steal_min_ns(t))) {
+	/* The wakee is not counted yet: an insert from ops.enqueue lands after it returns. */
+	if (!wait_exceeds(cpu, dsq_nr_queued(cpu_dsq(cpu)) + 1, now, tun_steal_min_ns(t))) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
 	mask = llc_mask_for(p, llc_of(cpu));
-	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
+	idle = mask ? pick_idle_cpu(mask, 0) : -1;
 	if (idle >= 0) {
 		ictx = cpu_ctx(idle);
 		if (ictx)
 			ictx->kicked_by = cpu + 1;
-		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+		kick_cpu(idle, SCX_KICK_IDLE);
 		stat_inc(SIS_CNT_WAKEUP_KICKS);
 		if (t->trace && trace_wants(p, t))
 			trace_move(p, SIS_MOVE_WAKEUP_KICK, cpu, idle);
 	}
 }
 
-void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
+/* ops.enqueue's work; sis_enqueue() around it counts its calls. */
+static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
 {
 	struct sis_task_ctx *tctx = task_ctx(p);
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = task_cpu(p);
 	bool wakeup = enq_flags & SCX_ENQ_WAKEUP;
 	/*
 	 * SCX_OPS_ENQ_MIGRATION_DISABLED hands such a task here instead of to
-	 * its CPU's local DSQ: it stays in its CPU's own DSQ, whose stealers'
-	 * move_to_local passes over it, and no rescue or shard may send it
-	 * elsewhere (an insert on another CPU's local DSQ is a scheduler error).
+	 * its CPU's local DSQ: it stays in its CPU's own DSQ, which no stealer
+	 * or pull takes it from (move.bpf.h), and no rescue or shard may send
+	 * it elsewhere (an insert on another CPU's local DSQ is a scheduler
+	 * error).
 	 */
 	bool migration_disabled = is_migration_disabled(p);
 	struct sis_tunables t;
-	u64 vtime;
+	u64 vtime, now;
 
 	tun_snapshot(&t);
 	stat_inc(SIS_CNT_ENQUEUE);
 	if (t.plain && !migration_disabled) {
 		if (t.trace && trace_wants(p, &t))
-			trace_queued(p, cpu, SIS_QUEUE_PLAIN, scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN));
-		scx_bpf_dsq_insert(p, SIS_DSQ_PLAIN, tun_slice_ns(&t), enq_flags);
+			trace_queued(p, cpu, SIS_QUEUE_PLAIN, dsq_nr_queued(SIS_DSQ_PLAIN));
+		dsq_insert(p, SIS_DSQ_PLAIN, tun_slice_ns(&t), enq_flags);
+		if (!plain_fifo_maybe)
+			plain_fifo_maybe = true;
 		/*
 		 * SCX_OPS_ENQ_LAST: @p's slice ended with nothing else for this
 		 * CPU, which now goes idle; wake it to run @p again from the FIFO.
 		 */
 		if (enq_flags & SCX_ENQ_LAST)
-			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
+	}
+	if (tctx) {
+		/*
+		 * Queued without a wakeup, the task did not sleep: a slice end,
+		 * or a dequeue for an affinity or priority change, after which
+		 * ops.stopping said "not runnable" all the same. Its vtime records
+		 * service received, so a pull may move it for service owed
+		 * (pull.bpf.h); a reenqueue off a held CPU is rescued instead.
+		 */
+		tctx->requeued = !wakeup && !(enq_flags & SCX_ENQ_REENQ);
+		if (!wakeup)
+			tctx->slept = 0;
 	}
 	vtime = task_vtime(p, cpu, wakeup, &t);
 	/* Taken out of a shard without running (affinity or priority change). */
@@ -242,138 +263,57 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	if (!migration_disabled && wakeq_enqueue(p, cpu, vtime, enq_flags, &t))
 		return;
 
+	now = now_ns();
 	if (tctx)
-		tctx->queued_at = bpf_ktime_get_ns();
+		tctx->queued_at = now;
 	if (t.trace && trace_wants(p, &t))
-		trace_queued(p, cpu, SIS_QUEUE_CPU, scx_bpf_dsq_nr_queued(cpu_dsq(cpu)));
-	scx_bpf_dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), vtime, enq_flags);
+		trace_queued(p, cpu, SIS_QUEUE_CPU, dsq_nr_queued(cpu_dsq(cpu)));
+	dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), vtime, enq_flags);
 	work_mark(cpu);
 	if (wakeup)
 		wakeup_behind_busy(p, cpu, vtime, migration_disabled || p->nr_cpus_allowed == 1,
-				   &t);
+				   now, &t);
 	else
 		/*
 		 * Placed on an idle CPU without claiming it (a race), or
 		 * SCX_OPS_ENQ_LAST's @p, whose CPU goes idle now: wake it.
 		 */
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
-/* @dsq's first task is earlier than @vtime (an empty DSQ's is not). */
-static __always_inline bool ahead_of(u64 dsq, u64 vtime)
+void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
-	u64 head;
+	u64 calls = calls_now();
 
-	return head_vtime(dsq, &head) && time_before(head, vtime);
-}
-
-/*
- * ops.dispatch runs before a still-runnable @prev is put back in the queue,
- * so the DSQ's head only competes with the others, not with @prev. Keep
- * @prev running while it is still ahead in vtime (or alone), or nice would
- * mean nothing between two tasks sharing a CPU.
- */
-static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu,
-				      const struct sis_tunables *t)
-{
-	struct sis_cpu_ctx *cctx;
-	u64 vtime;
-
-	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
-		return false;
-	vtime = vtime_charged(prev);
-	if (ahead_of(cpu_dsq(cpu), vtime) ||
-	    (llc_wakeq_maybe(llc_of(cpu)) && ahead_of(shard_dsq(own_slot(cpu, t)), vtime)))
-		return false;
-	/* prev is still the queue's minimum: the CPU's clock moves with it. */
-	cctx = cpu_ctx(cpu);
-	if (cctx && time_before(cctx->vtime_now, vtime))
-		cctx->vtime_now = vtime;
-	scx_bpf_task_set_slice(prev, tun_slice_ns(t));
-	return true;
-}
-
-/* Serve own shard before own DSQ when its head is earlier (an empty shard is never earlier). */
-static __always_inline bool shard_first(s32 cpu, const struct sis_tunables *t)
-{
-	u64 shard, own;
-
-	if (!llc_wakeq_maybe(llc_of(cpu)) || !head_vtime(shard_dsq(own_slot(cpu, t)), &shard))
-		return false;
-	return !head_vtime(cpu_dsq(cpu), &own) || time_before(shard, own);
+	enqueue_task(p, enq_flags);
+	stat_inc_by(SIS_CNT_ENQUEUE_CALLS, calls_now() - calls);
 }
 
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
-	u32 llc = llc_of(cpu), i;
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_llc_stats *s = my_stats();
+	u64 calls = calls_now();
 	struct sis_tunables t;
+	s32 kicker = take_kicker(cctx);
+	bool found;
 
 	tun_snapshot(&t);
 	if (t.test_inject_error) {
 		scx_bpf_error("test-only error injected through the tunables");
 		return;
 	}
-	/*
-	 * Plain preset: what waited in this CPU's queues before the switch
-	 * first (nothing new enters them now; behind a FIFO that stress-ng's
-	 * yielders kept full, tasks pinned here waited 20 s), then the FIFO.
-	 * After switching away from it: drain the FIFO.
-	 */
-	if (t.plain && (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0) || wakeq_dispatch(cpu, &t))) {
-		stat_inc(SIS_CNT_DISPATCH_LOCAL);
+	found = t.plain ? dispatch_plain(cpu, &t) : dispatch_sis(cpu, prev, kicker, &t);
+	calls = calls_now() - calls;
+	stat_add(s, SIS_CNT_DISPATCHES, 1);
+	stat_add(s, SIS_CNT_DISPATCH_CALLS, calls);
+	if (found || (prev && (prev->scx.flags & SCX_TASK_QUEUED)))
 		return;
-	}
-	if ((t.plain || scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN)) &&
-	    move_traced(SIS_DSQ_PLAIN, SIS_MOVE_PLAIN_FIFO)) {
-		stat_inc(SIS_CNT_DISPATCH_LOCAL);
-		return;
-	}
-	if (wakeq_take_orphan(cpu, &t))
-		return;
-	if (take_from_held(cpu, llc, bpf_ktime_get_ns()))
-		return;
-	if (balance_pull(prev, cpu, llc, &t))
-		return;
-	if (keep_prev(prev, cpu, &t)) {
-		stat_inc(SIS_CNT_DISPATCH_KEEP);
-		return;
-	}
-	/*
-	 * Own DSQ and own shard in vtime order: serving the DSQ first starved the
-	 * shard for 20 s while pinned tasks kept the DSQ non-empty.
-	 */
-	if (shard_first(cpu, &t) && wakeq_dispatch(cpu, &t))
-		return;
-	/* Whatever the work bit says (it can lag an insert; workmask.bpf.h). */
-	if (scx_bpf_dsq_move_to_local(cpu_dsq(cpu), 0)) {
-		stat_inc(SIS_CNT_DISPATCH_LOCAL);
-		return;
-	}
-	if (work_maybe(cpu))
-		work_clear(cpu, cpu_dsq(cpu));
-	if (wakeq_dispatch(cpu, &t))
-		return;
-
-	switch (steal(cpu, llc, bpf_ktime_get_ns(), &t)) {
-	case STOLE_LLC:
-		stat_inc(SIS_CNT_DISPATCH_LLC);
-		return;
-	case STOLE_REMOTE:
-		stat_inc(SIS_CNT_DISPATCH_REMOTE);
-		return;
-	default:
-		break;
-	}
-
-	/* Other LLCs' wakequeues last: their own CPUs serve them first. */
-	bpf_for (i, 0, nr_llcs * SIS_MAX_SHARDS) {
-		u32 other = i / SIS_MAX_SHARDS;
-
-		if (other != llc && llc_wakeq_maybe(other) && take_from_slot(i)) {
-			stat_inc(SIS_CNT_DISPATCH_REMOTE);
-			return;
-		}
-	}
+	/* Nothing to run: this CPU idles (steal.bpf.h's newidle rule measures how long). */
+	stat_add(s, SIS_CNT_DISPATCH_EMPTY, 1);
+	stat_add(s, SIS_CNT_DISPATCH_EMPTY_CALLS, calls);
+	if (cctx)
+		cctx->went_idle = 1;
 }
 
 /*
@@ -384,9 +324,9 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
  */
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = bpf_get_smp_processor_id();
 	u32 llc = llc_of(cpu);
-	u64 now = bpf_ktime_get_ns(), nr;
+	u64 now = now_ns(), nr;
 	struct task_struct *head;
 	struct sis_tunables t;
 
@@ -394,16 +334,20 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	if (t.plain)
 		return;
 	rescue_from_held(llc, now);
-	if (llc_wakeq_maybe(llc) && scx_bpf_dsq_nr_queued(shard_dsq(own_slot(cpu, &t)))) {
+	nr = dsq_nr_queued(cpu_dsq(cpu));
+	/*
+	 * Repair a bit that missed an insert (workmask.bpf.h), so stealers see
+	 * this queue, before anything else the tick may do.
+	 */
+	if (nr)
+		work_mark(cpu);
+	if (llc_wakeq_maybe(llc) && dsq_nr_queued(shard_dsq(own_slot(cpu, &t)))) {
 		wake_stealer(llc, cpu, SIS_CNT_TICK_KICKS, SIS_MOVE_TICK_KICK);
 		return;
 	}
-	nr = scx_bpf_dsq_nr_queued(cpu_dsq(cpu));
 	if (!nr)
 		return;
-	/* Repair a bit that missed an insert (workmask.bpf.h), so stealers see this queue. */
-	work_mark(cpu);
-	head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(cpu));
+	head = dsq_head(cpu_dsq(cpu));
 	/* What waits may be only a task bound to this CPU: a stealer could take none of them. */
 	if (head && nr == 1 && head->nr_cpus_allowed == 1)
 		return;
@@ -479,18 +423,24 @@ int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	return 0;
 }
 
+/* ops.running and ops.stopping run on the task's CPU: no kfunc needed to learn it. */
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = bpf_get_smp_processor_id();
+	u64 calls = calls_now();
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct sis_task_ctx *tctx = task_ctx(p);
-	u64 now = bpf_ktime_get_ns();
+	u64 now = now_ns();
 	struct sis_tunables t;
 
 	tun_snapshot(&t);
 	if (cctx) {
 		u64 vtime;
 
+		/* The CPU idled since its last task stopped: fold that into its average idle. */
+		if (cctx->went_idle && cctx->stopped_at && now > cctx->stopped_at)
+			idle_avg_update(cctx, now - cctx->stopped_at);
+		cctx->went_idle = 0;
 		vtime_resync(cctx, now, &t);
 		/*
 		 * A task that moved brings its vtime along; bound it to this
@@ -500,7 +450,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		 */
 		vtime = task_vtime(p, cpu, tctx && tctx->slept, &t);
 		if (vtime != p->scx.dsq_vtime)
-			scx_bpf_task_set_dsq_vtime(p, vtime);
+			task_set_dsq_vtime(p, vtime);
 		sis_pelt_advance(&cctx->util, now, false);
 		cctx->running = 1;
 		cctx->curr_vtime = vtime;
@@ -527,15 +477,17 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		tctx->last_cpu = cpu;
 		wakeq_running(tctx, now);
 	}
+	stat_inc(SIS_CNT_RUNS);
+	stat_inc_by(SIS_CNT_RUN_CALLS, calls_now() - calls);
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
-	s32 cpu = scx_bpf_task_cpu(p);
+	s32 cpu = bpf_get_smp_processor_id();
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
-	struct sis_task_ctx *tctx = task_ctx(p);
 	const struct sis_tunables *traced = trace_live();
-	u64 now = bpf_ktime_get_ns();
+	u64 calls = calls_now(), now = now_ns();
+	struct sis_task_ctx *tctx = task_ctx(p);
 
 	if (traced && trace_wants(p, traced))
 		trace_stop(p, cpu);
@@ -544,23 +496,24 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 		cctx->running = 0;
 		cctx->stopped_at = now;
 	}
-	if (!tctx)
-		return;
-	sis_pelt_advance(&tctx->util, now, true);
-	tctx->slept = !runnable;
-	tctx->stopped_at = now;
-	if (now > tctx->running_at)
-		run_avg_update(tctx, now - tctx->running_at);
-	/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
-	if (now > tctx->running_at)
-		scx_bpf_task_set_dsq_vtime(
-			p, vtime_after_run(p->scx.dsq_vtime, p->scx.weight, tctx->running_at, now));
+	if (tctx) {
+		sis_pelt_advance(&tctx->util, now, true);
+		tctx->slept = !runnable;
+		tctx->stopped_at = now;
+		if (now > tctx->running_at) {
+			run_avg_update(tctx, now - tctx->running_at);
+			/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
+			task_set_dsq_vtime(p, vtime_after_run(p->scx.dsq_vtime, p->scx.weight,
+							      tctx->running_at, now));
+		}
+	}
+	stat_inc_by(SIS_CNT_RUN_CALLS, calls_now() - calls);
 }
 
 /* A task entering the ext class starts at its CPU's clock: no credit, no debt. */
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
-	scx_bpf_task_set_dsq_vtime(p, cpu_vtime_now(scx_bpf_task_cpu(p)));
+	task_set_dsq_vtime(p, cpu_vtime_now(task_cpu(p)));
 }
 
 s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -591,8 +544,11 @@ void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_a
  * concern keeps its periodic work in its own header; the timer runs them in
  * this order, from one snapshot of the tunables:
  *   sis_util_update() (sis_util.bpf.h): LLC utilization and nr_scan;
+ *   conservation_sample() (conserve.bpf.h): idle CPUs beside waiting work;
  *   vtime_sample() (vtime.bpf.h): vclock, the busy CPUs' average clock;
- *   wakeq_sample() (wakeq.bpf.h): shard depths and orphaned slots.
+ *   wakeq_sample() (wakeq.bpf.h): shard depths and orphaned slots;
+ *   work_repair() (workmask.bpf.h) and the plain FIFO's hint (dispatch.bpf.h):
+ *   the summaries that gate dispatch, set again where an insert was missed.
  */
 struct sis_timer {
 	struct bpf_timer timer;
@@ -608,11 +564,16 @@ struct {
 static int sched_timerfn(void *map, int *key, struct bpf_timer *timer)
 {
 	struct sis_tunables t;
+	u64 now = bpf_ktime_get_ns();
 
 	tun_snapshot(&t);
-	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
+	sis_util_update(now, t.sis_util_curve);
+	conservation_sample(now, tun_timer_period_ns(&t), tun_steal_min_ns(&t));
 	vtime_sample();
 	wakeq_sample(&t);
+	work_repair();
+	if (!plain_fifo_maybe && scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN))
+		plain_fifo_maybe = true;
 	bpf_timer_start(timer, tun_timer_period_ns(&t), 0);
 	return 0;
 }
@@ -629,7 +590,7 @@ static __always_inline s32 sched_timer_init(void)
 		return -ENOENT;
 	tun_snapshot(&t);
 	/* nr_scan starts at 0 (scan nothing): compute it now, not one period late. */
-	sis_util_update(bpf_ktime_get_ns(), t.sis_util_curve);
+	sis_util_update(now_ns(), t.sis_util_curve);
 	err = bpf_timer_init(&st->timer, &sched_timer, CLOCK_MONOTONIC);
 	if (err)
 		return err;

@@ -45,6 +45,12 @@ static __always_inline void stat_inc(enum sis_counter c)
 	stat_add(my_stats(), c, 1);
 }
 
+/* @v events, under the LLC of the CPU this runs on. */
+static __always_inline void stat_inc_by(enum sis_counter c, u64 v)
+{
+	stat_add(my_stats(), c, v);
+}
+
 /* One wakeup, under the stage (path) that placed it. */
 static __always_inline void stat_path(struct sis_llc_stats *s, enum sis_path path)
 {

@@ -11,10 +11,11 @@
  * waits one run of the head less. A head that ran on its CPU within
  * steal-min is still cache-hot there and must save twice as much. A head
  * that has already waited steal-min goes whatever the estimate says, since
- * the estimate was wrong. Among the heads worth taking, the one that ran
- * longest ago goes (its cache is the coldest). Other LLCs are looked at
- * at most once per balance interval per LLC, the busiest first, and a steal
- * from there must save twice as much.
+ * the estimate was wrong. Among the heads worth taking, the one expected to
+ * run longest goes. Other LLCs are looked at at most once per timer period
+ * per LLC, the busiest first, and a steal from there must save twice as
+ * much. The head judged is always the task moved: the first task of the
+ * queue that the stealer may run (first_movable(), move_judged()).
  */
 #ifndef __SIS_STEAL_BPF_H
 #define __SIS_STEAL_BPF_H
@@ -22,6 +23,8 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "balance.bpf.h"
+#include "calls.bpf.h"
+#include "move.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
@@ -34,9 +37,13 @@
 enum {
 	/* Weight of the newest run in a task's average run length: 1/4 (shift 2). */
 	SIS_RUN_AVG_SHIFT = 2,
+	/* Weight of the newest idle period in a CPU's average, 1/8, as the kernel's avg_idle. */
+	SIS_IDLE_AVG_SHIFT = 3,
+	/* One idle period counts for at most this much (ns): one long sleep is not a habit. */
+	SIS_IDLE_AVG_MAX_NS = 100000000,
 };
 
-/* When a CPU of each LLC last stole from another LLC. */
+/* When a CPU of each LLC last looked for work in another LLC. */
 u64 llc_remote_steal_at[SIS_MAX_LLCS];
 
 /* At stopping: fold a run of @ran ns into the task's average run length. */
@@ -44,6 +51,19 @@ static __always_inline void run_avg_update(struct sis_task_ctx *tctx, u64 ran)
 {
 	tctx->avg_run =
 		tctx->avg_run - (tctx->avg_run >> SIS_RUN_AVG_SHIFT) + (ran >> SIS_RUN_AVG_SHIFT);
+}
+
+/* At running, after the CPU idled for @idle ns: fold it into the CPU's average idle period. */
+static __always_inline void idle_avg_update(struct sis_cpu_ctx *cctx, u64 idle)
+{
+	if (idle > SIS_IDLE_AVG_MAX_NS)
+		idle = SIS_IDLE_AVG_MAX_NS;
+	if (!cctx->avg_idle) {
+		cctx->avg_idle = idle;
+		return;
+	}
+	cctx->avg_idle = cctx->avg_idle - (cctx->avg_idle >> SIS_IDLE_AVG_SHIFT) +
+			 (idle >> SIS_IDLE_AVG_SHIFT);
 }
 
 /*
@@ -62,24 +82,22 @@ static __always_inline u64 curr_remaining(const struct sis_cpu_ctx *cctx, u64 no
 }
 
 /*
- * Whether taking @head, first of the @nr tasks queued on @victim, saves at
- * least @min (see the top of this file); counts the heads left, in @s.
- * *@stopped: when @head last ran, for the choice between heads.
+ * Whether taking @head, the first task @victim's queue would give the
+ * stealer, with @nr queued there, saves at least @min (see the top of this
+ * file); counts the heads left, in @s.
  */
 static __always_inline bool worth_stealing(s32 victim, struct task_struct *head, u64 nr, u64 now,
-					   u64 min, struct sis_llc_stats *s, u64 *stopped)
+					   u64 min, struct sis_llc_stats *s)
 {
 	struct sis_task_ctx *h = task_ctx(head);
 	struct sis_cpu_ctx *vc = cpu_ctx(victim);
 	u64 saves, need = min;
 
-	*stopped = 0;
 	if (!h || !vc)
 		return true;
-	*stopped = h->stopped_at;
 	if (now - h->queued_at >= min)
 		return true;
-	saves = curr_remaining(vc, now) + (nr - 1) * h->avg_run;
+	saves = curr_remaining(vc, now) + (nr ? nr - 1 : 0) * h->avg_run;
 	if (now - h->stopped_at < min)
 		need = 2 * min;
 	if (saves >= need)
@@ -89,27 +107,67 @@ static __always_inline bool worth_stealing(s32 victim, struct task_struct *head,
 }
 
 /*
- * The CPU of @llc, other than @cpu, with a queue head worth stealing at
- * @min, the head that ran longest ago first; -1 if none. A CPU a higher
- * class holds wins outright. Visits only the CPUs whose work bit is set.
- * Global, so that the verifier checks its loops once, on their own.
+ * Judge @victim's queue for a steal by @cpu at @min: 0 when the first task
+ * @cpu may take there is not worth stealing (or there is none), else a
+ * score, higher better: a held CPU's task beats all, then the task expected
+ * to run longest (it has the most to lose waiting). The task's pid goes to
+ * @cpu's judged_pid. Global, so that the verifier checks the DSQ iterator
+ * once, on its own, however many loops call it.
+ */
+__noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min)
+{
+	struct sis_llc_stats *s = my_stats();
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct task_struct *head;
+	struct sis_task_ctx *h;
+	u64 nr;
+
+	if (!cctx || victim < 0 || victim == cpu)
+		return 0;
+	nr = dsq_nr_queued(cpu_dsq(victim));
+	if (!nr) {
+		work_clear(victim, cpu_dsq(victim));
+		return 0;
+	}
+	head = first_movable(cpu_dsq(victim), cpu);
+	if (!head)
+		return 0;
+	cctx->judged_pid = head->pid;
+	if (cpu_held(victim, now))
+		return ~0ULL;
+	if (!worth_stealing(victim, head, nr, now, min, s))
+		return 0;
+	h = task_ctx(head);
+	return (h ? h->avg_run : 0) + 1;
+}
+
+/*
+ * The CPU of @llc, other than @cpu, with the best steal_score() at @min;
+ * -1 if none. Its task's pid is left in @cpu's judged_pid, for the move.
+ * Visits only the CPUs whose work bit is set. Global, so that the verifier
+ * checks its loops once, on their own.
  */
 __noinline s32 steal_victim(s32 cpu, u32 llc, u64 now, u64 min)
 {
 	struct sis_llc_stats *s = my_stats();
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	u32 words = (llc_size(llc) + 63) / 64, looked = 0, wi, b;
-	u64 oldest = ~0ULL;
-	s32 best = -1;
-	bool done = false;
+	u64 best_score = 0;
+	s32 best = -1, best_pid = 0;
 
+	if (!cctx)
+		return -1;
+	calls_loop();
 	bpf_for (wi, 0, words) {
 		u64 w = llc_work[llc & (SIS_MAX_LLCS - 1)][wi & (SIS_WORK_WORDS - 1)];
 
+		calls_pass();
+		calls_loop();
 		bpf_for (b, 0, 64) {
-			struct task_struct *head;
-			u64 nr, stopped;
 			s32 victim;
+			u64 score;
 
+			calls_pass();
 			if (!(w >> b))
 				break;
 			if (!((w >> b) & 1))
@@ -118,28 +176,18 @@ __noinline s32 steal_victim(s32 cpu, u32 llc, u64 now, u64 min)
 			if (victim == cpu)
 				continue;
 			looked++;
-			nr = scx_bpf_dsq_nr_queued(cpu_dsq(victim));
-			if (!nr) {
-				work_clear(victim, cpu_dsq(victim));
-				continue;
-			}
-			if (cpu_held(victim, now)) {
+			score = steal_score(cpu, victim, now, min);
+			if (score > best_score) {
+				best_score = score;
 				best = victim;
-				done = true;
-				break;
-			}
-			head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(victim));
-			if (!head || !worth_stealing(victim, head, nr, now, min, s, &stopped))
-				continue;
-			if (best < 0 || stopped < oldest) {
-				best = victim;
-				oldest = stopped;
+				best_pid = cctx->judged_pid;
 			}
 		}
-		if (done)
+		if (best_score == ~0ULL)
 			break;
 	}
 	stat_add(s, SIS_CNT_STEAL_LOOKED, looked);
+	cctx->judged_pid = best_pid;
 	return best;
 }
 
@@ -153,11 +201,11 @@ static __always_inline u64 llc_util_per_cpu(u32 llc)
 
 /*
  * The busiest other LLC that may have work queued, if no CPU of @llc looked
- * at another LLC within @interval; -1 otherwise. Claims the interval for
- * @llc when it returns an LLC. No utilization gate: PELT trails an idle CPU
- * by tens of ms, and gating on it left CPUs idle while CPU hogs waited in
- * the other LLC (util fell to 90% under a hog per CPU). What a remote steal
- * must save, twice steal-min, is the gate.
+ * at another LLC within @interval; -1 otherwise. Every look claims the
+ * interval, found or not, so the LLCs are walked at most once per interval
+ * per LLC. No utilization gate: PELT trails an idle CPU by tens of ms, and
+ * gating on it left CPUs idle while CPU hogs waited in the other LLC. What
+ * a remote steal must save, twice steal-min, is the gate.
  */
 static __always_inline s32 remote_llc(u32 llc, u64 now, u64 interval)
 {
@@ -166,11 +214,13 @@ static __always_inline s32 remote_llc(u32 llc, u64 now, u64 interval)
 	u64 best = 0;
 	u32 other;
 
-	if (nr_llcs < 2 || now - last < interval)
+	if (now - last < interval || __sync_val_compare_and_swap(at, last, now) != last)
 		return -1;
+	calls_loop();
 	bpf_for (other, 0, nr_llcs) {
 		u64 util;
 
+		calls_pass();
 		if (other == llc || !llc_work_maybe(other))
 			continue;
 		util = llc_util_per_cpu(other);
@@ -179,71 +229,68 @@ static __always_inline s32 remote_llc(u32 llc, u64 now, u64 interval)
 			found = other;
 		}
 	}
-	/* One CPU of the LLC per interval: the others see the new time and stay home. */
-	if (found >= 0 && __sync_val_compare_and_swap(at, last, now) != last)
-		return -1;
 	return found;
 }
 
 enum steal_result { STOLE_NONE, STOLE_LLC, STOLE_REMOTE };
 
-/* Move the first task @cpu may run of @victim's DSQ here; record how long the head had waited. */
-static __always_inline bool steal_from(s32 victim, u64 now, struct sis_llc_stats *s)
+/*
+ * Move @victim's judged task (its pid in @cpu's context) here; record how
+ * long it had waited.
+ */
+static __always_inline bool steal_from(s32 cpu, s32 victim, u64 now, struct sis_llc_stats *s)
 {
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(cpu_dsq(victim));
-	struct sis_task_ctx *h = head ? task_ctx(head) : NULL;
-	u64 waited = h && now > h->queued_at ? now - h->queued_at : 0;
-	const struct sis_tunables *t;
-	s32 cpu;
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 
-	if (!scx_bpf_dsq_move_to_local(cpu_dsq(victim), 0))
+	if (!cctx || !move_judged(cpu_dsq(victim), cpu, cctx->judged_pid, now,
+				  llc_of(victim) == llc_of(cpu) ? SIS_MOVE_STEAL_LLC
+								: SIS_MOVE_STEAL_REMOTE))
 		return false;
 	if (s)
-		stat_duration(s->steal_wait_hist, &s->counters[SIS_CNT_STEAL_WAIT_NS], waited);
-	t = trace_live();
-	if (head && t) {
-		cpu = bpf_get_smp_processor_id();
-		if (trace_wants(head, t))
-			trace_move(head,
-				   llc_of(victim) == llc_of(cpu) ? SIS_MOVE_STEAL_LLC
-								 : SIS_MOVE_STEAL_REMOTE,
-				   victim, cpu);
-	}
+		stat_duration(s->steal_wait_hist, &s->counters[SIS_CNT_STEAL_WAIT_NS],
+			      cctx->judged_wait);
 	return true;
 }
 
 /*
- * Idle @cpu looks for work: first on the CPU that kicked it (that CPU judged
- * its wait worth a steal when it kicked), then in its LLC, then, rarely, in
- * another LLC, where a steal must save twice as much.
+ * Idle @cpu looks for work: first on the CPU that kicked it for this
+ * dispatch (@kicker, -1 for none), then in its LLC, then, rarely, in
+ * another LLC, where a steal must save twice as much. The kernel's newidle
+ * rule: a CPU whose idle periods are shorter than a migration costs
+ * (steal-min) does not go looking unless kicked; the busy CPU's tick kick
+ * still bounds any wait.
  */
-static __always_inline enum steal_result steal(s32 cpu, u32 llc, u64 now,
+static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64 now,
 					       const struct sis_tunables *t)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct sis_llc_stats *s = my_stats();
 	u64 min = tun_steal_min_ns(t);
-	s32 victim, other;
+	s32 victim = -1, other;
 
 	stat_add(s, SIS_CNT_STEAL_SCANS, 1);
-	if (cctx && cctx->kicked_by) {
-		victim = cctx->kicked_by - 1;
-		cctx->kicked_by = 0;
-		if (victim != cpu && steal_from(victim, now, s)) {
-			stat_add(s, SIS_CNT_STEAL_KICKER, 1);
-			return llc_of(victim) == llc ? STOLE_LLC : STOLE_REMOTE;
-		}
-	}
-	victim = llc_work_maybe(llc) ? steal_victim(cpu, llc, now, min) : -1;
-	if (victim >= 0 && steal_from(victim, now, s))
-		return STOLE_LLC;
-	other = remote_llc(llc, now, tun_timer_period_ns(t));
-	if (other < 0)
+	/*
+	 * The kick named @kicker a moment ago; it is no reason to take a task
+	 * the stealer would not take from anyone: the same test as any victim.
+	 */
+	if (kicker >= 0 && steal_score(cpu, kicker, now, llc_of(kicker) == llc ? min : 2 * min))
+		victim = kicker;
+	if (kicker < 0 && cctx && cctx->avg_idle && cctx->avg_idle < min) {
+		stat_add(s, SIS_CNT_STEAL_SKIP_SHORT_IDLE, 1);
 		return STOLE_NONE;
-	victim = steal_victim(cpu, other, now, 2 * min);
-	if (victim >= 0 && steal_from(victim, now, s))
-		return STOLE_REMOTE;
-	return STOLE_NONE;
+	}
+	if (victim < 0 && llc_work_maybe(llc))
+		victim = steal_victim(cpu, llc, now, min);
+	if (victim < 0 && nr_llcs > 1 && other_llc_work_maybe(llc)) {
+		other = remote_llc(llc, now, tun_timer_period_ns(t));
+		if (other >= 0)
+			victim = steal_victim(cpu, other, now, 2 * min);
+	}
+	if (victim < 0 || !steal_from(cpu, victim, now, s))
+		return STOLE_NONE;
+	if (victim == kicker)
+		stat_add(s, SIS_CNT_STEAL_KICKER, 1);
+	return llc_of(victim) == llc ? STOLE_LLC : STOLE_REMOTE;
 }
 
 /* @head (NULL: none) has waited in its queue for at least @min. */

@@ -4,6 +4,7 @@
 #define __SIS_TASK_BPF_H
 
 #include <scx/common.bpf.h>
+#include "calls.bpf.h"
 #include "types.bpf.h"
 
 struct {
@@ -16,6 +17,7 @@ struct {
 /* @p's context, or NULL if it has none: every caller copes with NULL. */
 static __always_inline struct sis_task_ctx *task_ctx(struct task_struct *p)
 {
+	calls_add(1);
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
 }
 

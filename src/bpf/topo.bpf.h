@@ -9,6 +9,7 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
+#include "calls.bpf.h"
 #include "types.bpf.h"
 
 const volatile u32 nr_cpus = 1; /* nr_cpu_ids: CPU ids are below this */
@@ -89,15 +90,18 @@ static __always_inline const struct cpumask *llc_mask(u32 llc)
 static __always_inline const struct cpumask *llc_mask_for(struct task_struct *p, u32 llc)
 {
 	const struct cpumask *mask = llc_mask(llc);
+	struct bpf_cpumask *scratch;
 	struct sis_cpu_ctx *cctx;
 
 	if (!mask || p->nr_cpus_allowed >= nr_cpus)
 		return mask;
 	cctx = cpu_ctx(bpf_get_smp_processor_id());
-	if (!cctx || !cctx->scratch)
+	scratch = cctx ? cctx->scratch : NULL;
+	if (!scratch)
 		return NULL;
-	bpf_cpumask_and(cctx->scratch, mask, p->cpus_ptr);
-	return cast_mask(cctx->scratch);
+	calls_add(1);
+	bpf_cpumask_and(scratch, mask, p->cpus_ptr);
+	return cast_mask(scratch);
 }
 
 /* Build the LLC cpumasks and the per-CPU scratch masks (from ops.init). */

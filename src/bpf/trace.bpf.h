@@ -19,6 +19,7 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
+#include "calls.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
@@ -75,7 +76,7 @@ static __always_inline struct sis_trace_event *trace_reserve(u16 kind, struct ta
 		return NULL;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
-	e->ts = bpf_ktime_get_ns();
+	e->ts = now_ns();
 	e->kind = kind;
 	e->from_cpu = -1;
 	e->waker_cpu = -1;
@@ -151,7 +152,7 @@ static __always_inline void trace_move(struct task_struct *p, enum sis_move why,
 {
 	struct sis_task_ctx *tctx = p ? task_ctx(p) : NULL;
 	struct sis_trace_event *e;
-	u64 now = bpf_ktime_get_ns();
+	u64 now = now_ns();
 
 	/* A kick (the last reasons) wakes a CPU; it moves nothing by itself. */
 	if (p && why < SIS_MOVE_TICK_KICK) {
@@ -177,19 +178,21 @@ static __always_inline void trace_move(struct task_struct *p, enum sis_move why,
  * @why when the trace is on. The head is peeked before the move, which takes
  * the first task this CPU may run: the head, unless affinity passes it over.
  * A task already on this CPU (its own queue, its own shard) did not move.
+ * Global: before 7.1 the peek is a DSQ iterator, which the verifier would
+ * otherwise walk at every one of the many dispatch sources that move.
  */
-static __always_inline bool move_traced(u64 dsq, enum sis_move why)
+__noinline int move_traced(u64 dsq, u32 why)
 {
 	const struct sis_tunables *t = trace_live();
 	struct task_struct *head;
 	s32 cpu, from;
 
 	if (!t)
-		return scx_bpf_dsq_move_to_local(dsq, 0);
-	head = __COMPAT_scx_bpf_dsq_peek(dsq);
+		return dsq_move_to_local(dsq);
+	head = dsq_head(dsq);
 	/* Before the move, which makes this CPU the task's. */
-	from = head ? scx_bpf_task_cpu(head) : -1;
-	if (!scx_bpf_dsq_move_to_local(dsq, 0))
+	from = head ? task_cpu(head) : -1;
+	if (!dsq_move_to_local(dsq))
 		return false;
 	if (!head)
 		return true;

@@ -29,6 +29,9 @@ struct sis_task_ctx {
 	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
 	s32 last_cpu;
 	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
+	/* Queued at its slice end, not at a wakeup: its vtime records service (pull.bpf.h). */
+	u32 requeued;
+	u64 moved_at; /* when a pull or steal last moved it */
 	/* The trace (trace.bpf.h): what brought the task here since it last ran, and when. */
 	u64 trace_decided_at;
 	s32 trace_cpu;
@@ -50,8 +53,24 @@ struct sis_cpu_ctx {
 	u64 curr_at;
 	u64 curr_avg_run;
 	u32 curr_weight;
-	/* CPU + 1 of the busy CPU that last kicked this one to steal its work; 0 for none. */
+	/*
+	 * CPU + 1 of the busy CPU that kicked this one to steal its work; 0 for
+	 * none. Read and cleared by the next dispatch here, whatever it finds:
+	 * a kick is a reason to look at that CPU now, not at a later idle.
+	 */
 	u32 kicked_by;
+	/* The task a steal or pull judged (its pid, its vtime): the move takes that one only. */
+	s32 judged_pid;
+	u64 judged_vtime;
+	u64 judged_wait; /* how long the task a move took had waited queued */
+	u64 head_vtime;	 /* the vtime dsq_head_vtime() found */
+	/* The balance lag and steal-min of the pull this CPU is looking for (pull.bpf.h). */
+	u64 pull_lag;
+	u64 pull_min;
+	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
+	u32 went_idle;
+	/* Average length of this CPU's idle periods, ns (0: none seen yet; steal.bpf.h). */
+	u64 avg_idle;
 	u32 running;	       /* an ext task is on this CPU right now */
 	u64 stopped_at;	       /* when the last task stopped: a long gap means it idled */
 	u64 remote_balance_at; /* last look at other LLCs for a lagging task */

@@ -19,6 +19,7 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
+#include "calls.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"
@@ -89,11 +90,10 @@ static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu, bool slept
 	return time_before(ceil, vtime) ? ceil : vtime;
 }
 
-/* @p's vtime including the run it is in the middle of (charged only at stopping). */
-static __always_inline u64 vtime_charged(struct task_struct *p)
+/* @p's vtime at @now, including the run it is in the middle of (charged only at stopping). */
+static __always_inline u64 vtime_charged(struct task_struct *p, u64 now)
 {
 	struct sis_task_ctx *tctx = task_ctx(p);
-	u64 now = bpf_ktime_get_ns();
 
 	if (!tctx)
 		return p->scx.dsq_vtime;

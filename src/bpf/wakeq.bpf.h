@@ -13,6 +13,7 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
+#include "calls.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
@@ -47,6 +48,12 @@ u32 llc_orphaned[SIS_MAX_LLCS];
  * and a dispatch skips its 16 slots (a kfunc call each) without asking.
  */
 s64 llc_wakeq_tasks[SIS_MAX_LLCS];
+/*
+ * A bit per LLC whose shards may hold tasks: set at every shard insert
+ * (read first), cleared by a CPU of another LLC that found the LLC's count
+ * at 0. A dispatch asks this word before it walks other LLCs' shards.
+ */
+u64 llcs_with_wakeq;
 
 /* Shard @slot's DSQ id: above every CPU id, so it never meets a CPU's DSQ. */
 static __always_inline u64 shard_dsq(u32 slot)
@@ -102,6 +109,30 @@ static __always_inline bool llc_wakeq_maybe(u32 llc)
 }
 
 /*
+ * The shards of an LLC other than @llc may hold tasks. Clears the bits of
+ * LLCs whose count is back at 0; an insert racing with the clear counts
+ * before it inserts and sets the bit after, so a bit that goes is set again.
+ */
+static __always_inline bool wakeq_elsewhere(u32 llc)
+{
+	u64 others = llcs_with_wakeq & ~(1ULL << (llc & (SIS_MAX_LLCS - 1)));
+	u32 other;
+
+	if (!others)
+		return false;
+	calls_loop();
+	bpf_for (other, 0, nr_llcs) {
+		calls_pass();
+		if (((others >> other) & 1) && !llc_wakeq_maybe(other)) {
+			__sync_fetch_and_and(&llcs_with_wakeq, ~(1ULL << other));
+			if (llc_wakeq_maybe(other))
+				__sync_fetch_and_or(&llcs_with_wakeq, 1ULL << other);
+		}
+	}
+	return llcs_with_wakeq & ~(1ULL << (llc & (SIS_MAX_LLCS - 1)));
+}
+
+/*
  * Queue a waking task into the shard of the CPU it was placed on and kick an
  * idle CPU of the LLC. Tasks bound to one CPU keep to that CPU's own DSQ.
  */
@@ -119,21 +150,23 @@ static __always_inline bool wakeq_enqueue(struct task_struct *p, s32 cpu, u64 vt
 	/* Booked before the insert: a CPU may run the task before this returns. */
 	slot = own_slot(cpu, t) & (SIS_NR_SLOTS - 1);
 	tctx->wakeq_slot = slot;
-	tctx->wakeq_at = bpf_ktime_get_ns();
+	tctx->wakeq_at = now_ns();
 	slot_add(shard_enqueued, slot);
 	__sync_fetch_and_add(&llc_wakeq_tasks[llc_of(cpu) & (SIS_MAX_LLCS - 1)], 1);
+	if (!(llcs_with_wakeq & (1ULL << (llc_of(cpu) & (SIS_MAX_LLCS - 1)))))
+		__sync_fetch_and_or(&llcs_with_wakeq, 1ULL << (llc_of(cpu) & (SIS_MAX_LLCS - 1)));
 	stat_inc(SIS_CNT_WAKEQ_ENQ);
-	scx_bpf_dsq_insert_vtime(p, shard_dsq(slot), tun_slice_ns(t), vtime, enq_flags);
+	dsq_insert_vtime(p, shard_dsq(slot), tun_slice_ns(t), vtime, enq_flags);
 
-	depth = scx_bpf_dsq_nr_queued(shard_dsq(slot));
+	depth = dsq_nr_queued(shard_dsq(slot));
 	if (depth > shard_max_depth[slot])
 		shard_max_depth[slot] = depth;
 	if (t->trace && trace_wants(p, t))
 		trace_queued(p, cpu, SIS_QUEUE_SHARD, depth ? depth - 1 : 0);
 
 	mask = llc_mask_for(p, llc_of(cpu));
-	idle = mask ? scx_bpf_pick_idle_cpu(mask, 0) : -1;
-	scx_bpf_kick_cpu(idle >= 0 ? idle : cpu, SCX_KICK_IDLE);
+	idle = mask ? pick_idle_cpu(mask, 0) : -1;
+	kick_cpu(idle >= 0 ? idle : cpu, SCX_KICK_IDLE);
 	return true;
 }
 
@@ -141,7 +174,27 @@ static __always_inline bool take_from_slot(u32 slot)
 {
 	u64 dsq = shard_dsq(slot);
 
-	return scx_bpf_dsq_nr_queued(dsq) && move_traced(dsq, SIS_MOVE_WAKEQ);
+	return dsq_nr_queued(dsq) && move_traced(dsq, SIS_MOVE_WAKEQ);
+}
+
+/* wakeq_dispatch()'s walk, @own being @cpu's slot. Global: the verifier checks it once. */
+__noinline int wakeq_serve(s32 cpu, u32 own)
+{
+	u32 base = llc_of(cpu) * SIS_MAX_SHARDS, i;
+
+	if (take_from_slot(own)) {
+		stat_inc(SIS_CNT_WAKEQ_DISP_OWN);
+		return 1;
+	}
+	calls_loop();
+	bpf_for (i, 0, SIS_MAX_SHARDS) {
+		calls_pass();
+		if (base + i != own && take_from_slot(base + i)) {
+			stat_inc(SIS_CNT_WAKEQ_DISP_OTHER);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -151,21 +204,9 @@ static __always_inline bool take_from_slot(u32 slot)
  */
 static __always_inline bool wakeq_dispatch(s32 cpu, const struct sis_tunables *t)
 {
-	u32 own = own_slot(cpu, t), base = llc_of(cpu) * SIS_MAX_SHARDS, i;
-
 	if (!llc_wakeq_maybe(llc_of(cpu)))
 		return false;
-	if (take_from_slot(own)) {
-		stat_inc(SIS_CNT_WAKEQ_DISP_OWN);
-		return true;
-	}
-	bpf_for (i, 0, SIS_MAX_SHARDS) {
-		if (base + i != own && take_from_slot(base + i)) {
-			stat_inc(SIS_CNT_WAKEQ_DISP_OTHER);
-			return true;
-		}
-	}
-	return false;
+	return wakeq_serve(cpu, own_slot(cpu, t));
 }
 
 /*
@@ -178,7 +219,9 @@ static __always_inline bool wakeq_take_orphan(s32 cpu, const struct sis_tunables
 
 	if (!llc_orphaned[llc & (SIS_MAX_LLCS - 1)])
 		return false;
+	calls_loop();
 	bpf_for (i, nr_shards(llc, t), SIS_MAX_SHARDS) {
+		calls_pass();
 		if (take_from_slot(base + i)) {
 			stat_inc(SIS_CNT_WAKEQ_DISP_OTHER);
 			return true;
@@ -216,7 +259,7 @@ __noinline int wakeq_sample(const struct sis_tunables *t)
 
 		bpf_for (i, 0, SIS_MAX_SHARDS) {
 			u32 slot = (llc * SIS_MAX_SHARDS + i) & (SIS_NR_SLOTS - 1);
-			u32 depth = scx_bpf_dsq_nr_queued(shard_dsq(slot));
+			u32 depth = dsq_nr_queued(shard_dsq(slot));
 
 			shard_depth[slot] = depth;
 			if (i >= n)

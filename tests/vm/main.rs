@@ -31,6 +31,7 @@ mod reliability;
 mod runtime_control;
 mod steal;
 mod trace;
+mod verifier;
 mod wakeq;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -360,8 +361,8 @@ vm_test!(
 vm_test!(harness_7, "7", "harness.sh", "2llc-smt", &["SIS_QUICK=1"]);
 
 // Load, hackbench, nice fairness, stress-ng mix, clean SIGINT unload (~2 min each under TCG).
-vm_test!(foundation_6_12, "6.12", "foundation.sh", "2llc-smt");
-vm_test!(foundation_7, "7", "foundation.sh", "2llc-smt");
+vm_test!(foundation_6_12, "6.12", "foundation.sh", "2llc-smt", &[], then verifier::judge);
+vm_test!(foundation_7, "7", "foundation.sh", "2llc-smt", &[], then verifier::judge);
 
 // Live tune + monitor --json, invalid tunes, second instance, SIGKILL and stale pin (~30 s each).
 vm_test!(runtime_control_6_12, "6.12", "runtime_control.sh", "2llc-smt", &[], then runtime_control::judge);

@@ -1,8 +1,11 @@
 //! steal.sh's verdicts (stealing on expected wait): each phase's monitor window, summed over the
 //! LLCs.
 //! - idle: an idle CPU with nothing to steal looks at the CPUs that may have work, not at every
-//!   CPU (below one CPU per idle dispatch; asking every other CPU would be 7).
-//! - steal-min 0 leaves no head in place; 100 ms leaves young heads and steals less than 0.
+//!   CPU (below one CPU per idle dispatch; asking every other CPU would be 7), and a dispatch
+//!   that finds nothing makes at most 5 kfunc, helper and iterator calls (calls.bpf.h counts
+//!   them).
+//! - steal-min 0 leaves no head in place; 100 ms leaves young heads (or does not look: idle
+//!   periods shorter than steal-min) and steals less than 0.
 //! - a stealer that a busy CPU kicked takes that CPU's work (steal_from_kicker).
 //! - every steal is in the wait histogram.
 
@@ -23,6 +26,9 @@ struct Sums {
     kicks: u64,
     pulls: u64,
     in_hist: u64,
+    empty: u64,
+    empty_calls: u64,
+    short_idle: u64,
 }
 
 impl Sums {
@@ -39,26 +45,36 @@ impl Sums {
             kicks: s(|l| l.tick_kicks + l.wakeup_kicks),
             pulls: s(|l| l.pulls + l.pulls_remote),
             in_hist: s(|l| l.steal_wait_hist.iter().sum()),
+            empty: s(|l| l.dispatch_empty),
+            empty_calls: s(|l| l.dispatch_empty_calls),
+            short_idle: s(|l| l.steal_skip_short_idle),
         }
     }
 
     fn line(&self) -> String {
         format!(
             "wakeups={} migrations={} steals={} (from kicker {}, in the wait histogram {}) \
-             skipped={} scans={} looked={} kicks={} pulls={}",
+             skipped={} short_idle={} scans={} looked={} kicks={} pulls={} empty_dispatches={} \
+             their_calls={}",
             self.wakeups,
             self.migrations,
             self.steals,
             self.from_kicker,
             self.in_hist,
             self.skipped,
+            self.short_idle,
             self.scans,
             self.looked,
             self.kicks,
-            self.pulls
+            self.pulls,
+            self.empty,
+            self.empty_calls
         )
     }
 }
+
+/// An idle CPU's dispatch that finds nothing: the scx peers make one call there (scx_cosmos).
+const MAX_EMPTY_DISPATCH_CALLS: f64 = 5.0;
 
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let r = &run.records;
@@ -98,6 +114,16 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
             idle.line()
         ),
     );
+    let calls = idle.empty_calls as f64 / idle.empty.max(1) as f64;
+    v.check(
+        "steal_idle_calls",
+        idle.empty > 0 && calls <= MAX_EMPTY_DISPATCH_CALLS,
+        format!(
+            "{calls:.2} calls per dispatch that found nothing (want <= {MAX_EMPTY_DISPATCH_CALLS}, \
+             > 0 such dispatches): {}",
+            idle.line()
+        ),
+    );
     // Under TCG most heads have already waited the default's 0.5 ms, so the default's skips are
     // reported above, not judged.
     v.check(
@@ -110,9 +136,10 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     );
     v.check(
         "steal_min_lazy",
-        lazy.skipped > 0 && lazy.steals < eager.steals,
+        lazy.skipped + lazy.short_idle > 0 && lazy.steals < eager.steals,
         format!(
-            "steal-min 100 ms leaves young heads and steals less than 0: {} | eager {}",
+            "steal-min 100 ms leaves young heads (or does not look) and steals less than 0: {} | \
+             eager {}",
             lazy.line(),
             eager.line()
         ),

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Pulls for owed service: at the end of its task's slice, a busy CPU takes
+ * a task that waits on another CPU while owed service.
+ *
+ * Why: with a queue per CPU, three loops on two CPUs put two on one CPU and
+ * one on the other, and nothing moves them (50/50/100% of a CPU). Stealing
+ * whenever a queue is not empty would fix that at the price of a migration
+ * per slice. Instead the busy CPU compares the vtime it would run next with
+ * the other CPUs' waiting tasks and takes one only once it lags by the
+ * balance lag: the loops rotate, each move pays for a lag's worth of
+ * fairness, and a queue whose tasks keep pace is left alone.
+ *
+ * What counts as owed. Vtimes are comparable across CPUs only where they
+ * record service received: a task requeued at its slice end carries the
+ * vtime its runs earned. A woken task's vtime was floored to its own CPU's
+ * clock at wakeup (vtime.bpf.h), so its lag against another CPU measures
+ * how far the two clocks drifted, not service owed; such a task is pulled
+ * only once it has waited a whole lag. No task moves twice within a lag
+ * unless it waited that long, and none is pulled from a CPU that would run
+ * it within steal-min anyway.
+ */
+#ifndef __SIS_PULL_BPF_H
+#define __SIS_PULL_BPF_H
+
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "balance.bpf.h"
+#include "calls.bpf.h"
+#include "move.bpf.h"
+#include "stats.bpf.h"
+#include "steal.bpf.h"
+#include "task.bpf.h"
+#include "topo.bpf.h"
+#include "tunables.bpf.h"
+#include "types.bpf.h"
+#include "vtime.bpf.h"
+#include "workmask.bpf.h"
+
+enum {
+	/* A pull from another LLC needs this many balance lags (a cold cache has to pay). */
+	SIS_REMOTE_LAGS = 2,
+};
+
+/*
+ * Whether @victim's first task that @cpu may take may be pulled (the rules
+ * above, at the lag and steal-min balance_pull() left in @cpu's context)
+ * and trails @limit; its vtime and pid go to @cpu's judged_vtime and
+ * judged_pid. Global, so that the verifier checks the DSQ iterator once.
+ */
+__noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
+{
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct task_struct *head;
+	struct sis_task_ctx *h;
+	u64 waited, lag, min;
+
+	if (!cctx)
+		return 0;
+	lag = cctx->pull_lag;
+	min = cctx->pull_min;
+	if (victim < 0 || victim == cpu || !work_maybe(victim))
+		return 0;
+	head = first_movable(cpu_dsq(victim), cpu);
+	if (!head || !time_before(head->scx.dsq_vtime, limit))
+		return 0;
+	h = task_ctx(head);
+	if (!h)
+		return 0;
+	waited = now - h->queued_at;
+	if (waited < lag && (!h->requeued || now - h->moved_at < lag))
+		return 0;
+	/* The task at the head of its queue waits only what the running task has left. */
+	if (!wait_exceeds(victim, 1, now, min))
+		return 0;
+	cctx->judged_vtime = head->scx.dsq_vtime;
+	cctx->judged_pid = head->pid;
+	return 1;
+}
+
+/* What a pull looks for, and the best candidate so far. */
+struct pull_search {
+	s32 cpu;
+	u64 now;
+	u64 lag;
+	u64 min; /* steal-min */
+	u64 limit; /* a candidate's vtime must be before this */
+	u64 best;  /* the lowest candidate vtime so far */
+	s32 found; /* its CPU, -1 for none */
+	s32 pid;
+};
+
+static __always_inline void pull_consider(struct pull_search *ps, struct sis_cpu_ctx *cctx,
+					  s32 victim)
+{
+	if (!pull_judge(ps->cpu, victim, ps->now, ps->limit))
+		return;
+	if (ps->found >= 0 && !time_before(cctx->judged_vtime, ps->best))
+		return;
+	ps->best = cctx->judged_vtime;
+	ps->found = victim;
+	ps->pid = cctx->judged_pid;
+}
+
+/* The CPUs of @llc. */
+static __always_inline void pull_search_llc(struct pull_search *ps, struct sis_cpu_ctx *cctx,
+					    u32 llc)
+{
+	u32 n = llc_size(llc), i;
+
+	calls_loop();
+	bpf_for (i, 0, n) {
+		calls_pass();
+		pull_consider(ps, cctx, llc_cpu_at(llc, i));
+	}
+}
+
+/* The CPUs of every LLC but @llc that may have work queued. */
+static __always_inline void pull_search_elsewhere(struct pull_search *ps,
+						  struct sis_cpu_ctx *cctx, u32 llc)
+{
+	s32 victim;
+
+	calls_loop();
+	bpf_for (victim, 0, nr_cpus) {
+		calls_pass();
+		if (llc_of(victim) != llc && llc_work_maybe(llc_of(victim)))
+			pull_consider(ps, cctx, victim);
+	}
+}
+
+/*
+ * Pull for busy @cpu, whose next task has vtime @next: the most lagging
+ * task owed service in the LLC, or, at most once per balance lag, in
+ * another LLC at twice the lag. Global: the verifier checks it once.
+ */
+__noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
+{
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct pull_search ps = {
+		.cpu = cpu,
+		.now = now,
+		.found = -1,
+	};
+
+	if (!cctx)
+		return 0;
+	ps.lag = cctx->pull_lag;
+	ps.min = cctx->pull_min;
+	if (llc_work_maybe(llc)) {
+		ps.limit = next - ps.lag;
+		pull_search_llc(&ps, cctx, llc);
+		if (ps.found >= 0 &&
+		    move_judged(cpu_dsq(ps.found), cpu, ps.pid, now, SIS_MOVE_PULL)) {
+			stat_inc(SIS_CNT_PULLS);
+			return 1;
+		}
+	}
+	if (nr_llcs < 2 || !other_llc_work_maybe(llc) || now - cctx->remote_balance_at < ps.lag)
+		return 0;
+	cctx->remote_balance_at = now;
+	ps.limit = next - SIS_REMOTE_LAGS * ps.lag;
+	ps.found = -1;
+	pull_search_elsewhere(&ps, cctx, llc);
+	if (ps.found >= 0 &&
+	    move_judged(cpu_dsq(ps.found), cpu, ps.pid, now, SIS_MOVE_PULL_REMOTE)) {
+		stat_inc(SIS_CNT_PULLS_REMOTE);
+		return 1;
+	}
+	return 0;
+}
+
+/* At the end of @prev's slice on busy @cpu: pull_owed(), when some CPU may have work queued. */
+static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 llc, u64 now,
+					 const struct sis_tunables *t)
+{
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	u64 next, own;
+
+	if (!cctx || (!llc_work_maybe(llc) && !(nr_llcs > 1 && other_llc_work_maybe(llc))))
+		return false;
+	cctx->pull_lag = tun_balance_lag_ns(t);
+	cctx->pull_min = tun_steal_min_ns(t);
+	next = vtime_charged(prev, now);
+	if (head_vtime(cpu_dsq(cpu), &own) && time_before(own, next))
+		next = own;
+	return pull_owed(cpu, llc, now, next);
+}
+
+#endif /* __SIS_PULL_BPF_H */
