@@ -18,7 +18,10 @@
  * how far the two clocks drifted, not service owed; such a task is pulled
  * only once it has waited a whole lag. No task moves twice within a lag
  * unless it waited that long, and none is pulled from a CPU that would run
- * it within steal-min anyway.
+ * it within steal-min anyway, or whose queue is no longer than the puller's
+ * (as the kernel balances only an imbalance: with queues alike, the lag is
+ * the noise of which task happened to run last, and moving it buys nothing
+ * the next slice would not undo).
  */
 #ifndef __SIS_PULL_BPF_H
 #define __SIS_PULL_BPF_H
@@ -72,6 +75,8 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 		return 0;
 	/* The task at the head of its queue waits only what the running task has left. */
 	if (!wait_exceeds(victim, 1, now, min))
+		return 0;
+	if (dsq_nr_queued(cpu_dsq(victim)) <= cctx->pull_queued)
 		return 0;
 	cctx->judged_vtime = head->scx.dsq_vtime;
 	cctx->judged_pid = head->pid;
@@ -181,6 +186,7 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 		return false;
 	cctx->pull_lag = tun_balance_lag_ns(t);
 	cctx->pull_min = tun_steal_min_ns(t);
+	cctx->pull_queued = dsq_nr_queued(cpu_dsq(cpu));
 	next = vtime_charged(prev, now);
 	if (head_vtime(cpu_dsq(cpu), &own) && time_before(own, next))
 		next = own;

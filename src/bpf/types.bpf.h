@@ -64,9 +64,10 @@ struct sis_cpu_ctx {
 	u64 judged_vtime;
 	u64 judged_wait; /* how long the task a move took had waited queued */
 	u64 head_vtime;	 /* the vtime dsq_head_vtime() found */
-	/* The balance lag and steal-min of the pull this CPU is looking for (pull.bpf.h). */
+	/* The balance lag, steal-min and own queue length of the pull this CPU makes (pull.bpf.h). */
 	u64 pull_lag;
 	u64 pull_min;
+	u64 pull_queued;
 	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
 	u32 went_idle;
 	/* Average length of this CPU's idle periods, ns (0: none seen yet; steal.bpf.h). */

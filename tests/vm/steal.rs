@@ -105,12 +105,13 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         v.info(format!("{p}: {}", s.line()));
     }
 
-    let per_scan = idle.looked as f64 / idle.scans.max(1) as f64;
+    let per_idle = idle.looked as f64 / idle.empty.max(1) as f64;
     v.check(
         "steal_idle_scan",
-        idle.scans > 0 && per_scan < 1.0,
+        idle.empty > 0 && per_idle < 1.0,
         format!(
-            "{per_scan:.2} CPUs looked at per idle dispatch (want < 1, > 0 dispatches): {}",
+            "{per_idle:.2} CPUs looked at per dispatch that found nothing (want < 1, > 0 such \
+             dispatches): {}",
             idle.line()
         ),
     );
