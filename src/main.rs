@@ -10,11 +10,13 @@ mod tune;
 
 use std::mem::MaybeUninit;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 
 use anyhow::Result;
 
 use cli::{Cli, Command, MonitorOpts, RunOpts};
-use scx_sis::scheduler::{Scheduler, OPS_NAME};
+use scx_sis::exit::Cause;
+use scx_sis::scheduler::{Outcome, Scheduler, OPS_NAME};
 use scx_sis::{features, preflight, program, shutdown, stats, tunables};
 
 fn run(opts: &RunOpts) -> Result<()> {
@@ -24,27 +26,78 @@ fn run(opts: &RunOpts) -> Result<()> {
 
     let sched_opts = opts.scheduler_options();
     let mut restore = None;
+    let mut reloading = false;
     loop {
         let initial =
             restore.unwrap_or_else(|| tunables::apply(&tunables::defaults(), &opts.policy));
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(&sched_opts, &mut open_object, &initial)?;
+        let mut sched = match Scheduler::init(&sched_opts, &mut open_object, &initial, &shutdown) {
+            Ok(Some(sched)) => sched,
+            Ok(None) => {
+                eprintln!("{OPS_NAME}: stopped before attaching; the kernel's scheduler was never replaced");
+                return Ok(());
+            }
+            Err(e) if reloading => {
+                return Err(Cause::RestartFailed
+                    .tag(e.context("the reload the kernel asked for (CPU hotplug?) failed")))
+            }
+            Err(e) => return Err(e),
+        };
         eprintln!("{}", sched.describe());
-        let exit = sched.run(shutdown.clone())?;
-        if !exit.should_restart() {
-            eprintln!("{OPS_NAME} unloaded");
-            return Ok(());
+        service::ready(reloading);
+        let outcome = sched.run(shutdown.clone());
+        service::stopping();
+        match outcome? {
+            Outcome::Stopped => {
+                eprintln!("{OPS_NAME} unloaded");
+                return Ok(());
+            }
+            // A stop and a restart request can meet: the stop wins, as it was asked for.
+            Outcome::Restart if shutdown.load(Ordering::Relaxed) => {
+                eprintln!("{OPS_NAME} unloaded (the kernel's restart request came with a stop: not reloading)");
+                return Ok(());
+            }
+            Outcome::Restart => {}
         }
-        // The live tunables, so that changes made with `tune` survive the reload.
-        restore = sched.tunables().ok();
+        // The live tunables, so that changes made with `tune` survive the reload; not the
+        // trace nor an injected error (tunables::for_reload).
+        restore = sched.tunables().ok().map(|t| tunables::for_reload(&t));
+        reloading = true;
         eprintln!(
             "the kernel asked for a restart (CPU hotplug?): reloading with the live tunables"
         );
     }
 }
 
+/// What systemd learns of the daemon (Type=notify), when it runs under systemd: ready once the
+/// scheduler is attached, so a load that fails fails `systemctl start` too.
+mod service {
+    use sd_notify::NotifyState;
+
+    pub fn ready(reloaded: bool) {
+        let status = if reloaded {
+            "scheduling (reloaded after the kernel's restart request)"
+        } else {
+            "scheduling"
+        };
+        notify(&[NotifyState::Ready, NotifyState::Status(status)]);
+    }
+
+    pub fn stopping() {
+        notify(&[NotifyState::Stopping]);
+    }
+
+    fn notify(states: &[NotifyState]) {
+        // Outside systemd (no NOTIFY_SOCKET) this does nothing; a failure to reach systemd
+        // leaves the scheduler running, and systemd's start timeout reports it.
+        if let Err(e) = sd_notify::notify(states) {
+            eprintln!("scx_sis: warning: could not notify systemd: {e}");
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli: Cli = program::parse_args("scx_sis");
+    let cli: Cli = program::parse_args();
     let result = match &cli.command {
         None if cli.run.help_stats => stats::describe(&mut std::io::stdout()),
         None => match cli.run.monitor {

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapHandle, MapType, RingBufferBuilder};
-use scx_stats::prelude::*;
 use serde::Serialize;
 
 use super::event::Event;
@@ -78,9 +77,7 @@ pub fn capture(opts: &Options, shutdown: Arc<AtomicBool>) -> Result<Capture> {
     if ring.map_type() != MapType::RingBuf {
         bail!("{TRACE_RING_PIN} is not a ring buffer");
     }
-    let mut stats = StatsClient::new().connect(None).map_err(|_| {
-        anyhow::anyhow!("no scx_sis instance is running (its stats socket does not answer)")
-    })?;
+    let mut stats = crate::instance::connect_stats()?;
 
     let events = RefCell::new(Vec::<Event>::new());
     let bad = RefCell::new(None);
@@ -175,7 +172,7 @@ struct TraceOn<'a> {
 
 impl<'a> TraceOn<'a> {
     fn switch_on(map: &'a MapHandle, filter: &Filter, force: bool) -> Result<Self> {
-        let _lock = tunables::lock_exclusive(tunables::PIN_DIR)?;
+        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
         let old = tunables::read(map)?;
         if old.trace != 0 && !force {
             bail!(
@@ -205,7 +202,7 @@ impl<'a> TraceOn<'a> {
     }
 
     fn off(map: &MapHandle) -> Result<()> {
-        let _lock = tunables::lock_exclusive(tunables::PIN_DIR)?;
+        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
         let old = tunables::read(map)?;
         let mut new = old;
         new.trace = 0;
