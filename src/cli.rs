@@ -159,6 +159,11 @@ pub struct TraceOpts {
     /// Take over a trace left switched on by a trace that was killed.
     #[arg(long)]
     pub force: bool,
+
+    /// Keep at most this many records (about 150 bytes each in memory); the trace ends,
+    /// saying so, when it has them.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_records: u64,
 }
 
 fn parse_interval(s: &str) -> Result<f64, String> {
