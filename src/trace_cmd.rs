@@ -224,11 +224,23 @@ impl Output {
         let mut prefix = std::ffi::OsString::from(".");
         prefix.push(name);
         prefix.push(".");
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "cannot write {}: the directory {} does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
         let tmp = tempfile::Builder::new()
             .prefix(&prefix)
             .suffix(".tmp")
             .permissions(std::fs::Permissions::from_mode(0o644))
             .tempfile_in(dir)
+            .map_err(|e| match e.raw_os_error() {
+                // The errno alone: the temporary name it adds means nothing to the user.
+                Some(errno) => std::io::Error::from_raw_os_error(errno),
+                None => e,
+            })
             .with_context(|| format!("cannot write {}", path.display()))?;
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid)).with_context(|| {
@@ -278,7 +290,12 @@ mod tests {
         let e = Output::create(&dir.path().join("nonexistent/x.json"), None)
             .err()
             .expect("a missing directory is refused at once");
-        assert!(format!("{e:#}").contains("nonexistent/x.json"), "{e:#}");
+        let msg = format!("{e:#}");
+        assert!(msg.contains("nonexistent/x.json"), "{msg}");
+        assert!(
+            msg.contains("does not exist") && !msg.contains(".tmp"),
+            "{msg}"
+        );
         assert!(Output::create(dir.path(), None).is_err(), "a directory");
     }
 
