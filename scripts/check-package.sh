@@ -5,7 +5,7 @@
 # conffile, the maintainer scripts handle the unit, and the defaults file's flags parse; the
 # unit waits for readiness (Type=notify) and does not restart after the exit statuses
 # `scx_sis --help` marks; the package's version names the commit the binary names and sorts
-# after a package of the crate's version alone.
+# after a package of the crate's version alone; the man pages and completions are there.
 # scripts/test.sh runs it; starting the daemon as the unit does is for the VM tests.
 set -euo pipefail
 
@@ -75,6 +75,14 @@ flags=$(set -a && . "$root$env_file" && echo "${SCX_SIS_FLAGS:-}")
 read -ra args <<<"$flags"
 version=$("$root$bin" "${args[@]}" --version 2>&1) ||
   fail "$bin rejects the flags of $DEFAULTS ($flags): $version"
+
+# The man pages and completions (scx_sis generate-assets, from the clap definitions).
+for f in /usr/share/man/man1/scx_sis.1 /usr/share/man/man1/scx_sis-tune.1 \
+  /usr/share/man/man1/scx_sis-monitor.1 /usr/share/man/man1/scx_sis-trace.1 \
+  /usr/share/bash-completion/completions/scx_sis /usr/share/zsh/vendor-completions/_scx_sis \
+  /usr/share/fish/vendor_completions.d/scx_sis.fish; do
+  in_package "$f" || in_package "$f.gz" || fail "the package has no $f"
+done
 
 # Readiness: systemd must wait for the scheduler to attach, or `systemctl start` reports success
 # for a load that fails a second later.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the Debian package with cargo-deb (Cargo.toml's [package.metadata.deb]): the scx_sis
-# binary, its systemd unit (packaging/scx_sis.service) and /etc/default/scx_sis. Installs the
+# binary, its systemd unit (packaging/scx_sis.service), /etc/default/scx_sis, the man pages and
+# the bash, zsh and fish completions. Installs the
 # pinned cargo-deb first when it is missing or another version. Prints the .deb's path last.
 #   scripts/package.sh                  -> target/debian/scx-sis_<version>-1_<arch>.deb
 #   scripts/package.sh --output DIR/    any other cargo deb flag passes through
@@ -30,4 +31,8 @@ deb_version() {
     echo "$base"
   fi
 }
+# The man pages and completions come from the binary's own clap definitions.
+cargo build --release --quiet --bin scx_sis >&2
+rm -rf target/assets
+target/release/scx_sis generate-assets target/assets 2>/dev/null
 cargo deb --deb-version "$(deb_version)-1" "$@"

@@ -38,6 +38,12 @@ pub enum Command {
     /// a Perfetto trace, a summary of who moved and why, and optionally a picture.
     #[command(args_override_self = true, after_help = scx_sis::exit::help())]
     Trace(TraceOpts),
+    /// Write the man pages and shell completions into DIR (for packaging).
+    #[command(hide = true)]
+    GenerateAssets {
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Args)]

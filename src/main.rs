@@ -3,6 +3,7 @@
 //! records its placement decisions.
 //! The policy core is the library (src/lib.rs); the lab is the scx_sis_lab binary.
 
+mod assets;
 mod cli;
 mod monitor;
 mod trace_cmd;
@@ -118,6 +119,7 @@ fn main() -> ExitCode {
             // Not flag_then_exit: exiting at a second Ctrl-C would leave the trace switched on.
             shutdown::flag().and_then(|s| trace_cmd::run(t, s))
         }
+        Some(Command::GenerateAssets { dir }) => assets::generate(dir),
     };
     program::exit_code("scx_sis", result)
 }

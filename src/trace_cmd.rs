@@ -293,7 +293,7 @@ mod tests {
         let msg = format!("{e:#}");
         assert!(msg.contains("nonexistent/x.json"), "{msg}");
         assert!(
-            msg.contains("does not exist") && !msg.contains(".tmp"),
+            msg.contains("does not exist") && !msg.contains(".x.json."),
             "{msg}"
         );
         assert!(Output::create(dir.path(), None).is_err(), "a directory");
