@@ -48,17 +48,9 @@ fn run(opts: &RunOpts) -> Result<()> {
         service::ready(reloading);
         let outcome = sched.run(shutdown.clone());
         service::stopping();
-        match outcome? {
-            Outcome::Stopped => {
-                eprintln!("{OPS_NAME} unloaded");
-                return Ok(());
-            }
-            // A stop and a restart request can meet: the stop wins, as it was asked for.
-            Outcome::Restart if shutdown.load(Ordering::Relaxed) => {
-                eprintln!("{OPS_NAME} unloaded (the kernel's restart request came with a stop: not reloading)");
-                return Ok(());
-            }
-            Outcome::Restart => {}
+        if let Some(done) = finished(outcome?, shutdown.load(Ordering::Relaxed)) {
+            eprintln!("{done}");
+            return Ok(());
         }
         // The live tunables, so that changes made with `tune` survive the reload; not the
         // trace nor an injected error (tunables::for_reload).
@@ -67,6 +59,32 @@ fn run(opts: &RunOpts) -> Result<()> {
         eprintln!(
             "the kernel asked for a restart (CPU hotplug?): reloading with the live tunables"
         );
+    }
+}
+
+/// After an instance ended without error: the line to exit with, or None to reload. A stop and
+/// a restart request can meet (SIGTERM while a CPU goes offline): the stop wins, as it was asked
+/// for, and a reload then would attach a scheduler only to detach it.
+fn finished(outcome: Outcome, stop_requested: bool) -> Option<String> {
+    match outcome {
+        Outcome::Stopped => Some(format!("{OPS_NAME} unloaded")),
+        Outcome::Restart if stop_requested => Some(format!(
+            "{OPS_NAME} unloaded (the kernel's restart request came with a stop: not reloading)"
+        )),
+        Outcome::Restart => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restart_request_reloads_unless_a_stop_was_asked_for() {
+        assert_eq!(finished(Outcome::Restart, false), None);
+        let line = finished(Outcome::Restart, true).expect("a stop is not overridden");
+        assert!(line.contains("not reloading"), "{line}");
+        assert!(finished(Outcome::Stopped, false).is_some());
     }
 }
 
