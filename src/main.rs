@@ -46,12 +46,17 @@ fn run(opts: &RunOpts) -> Result<()> {
         };
         eprintln!("{}", sched.describe());
         service::ready(reloading);
-        let outcome = sched.run(shutdown.clone());
-        service::stopping();
-        if let Some(done) = finished(outcome?, shutdown.load(Ordering::Relaxed)) {
+        let outcome = sched
+            .run(shutdown.clone())
+            .inspect_err(|_| service::stopping())?;
+        if let Some(done) = finished(outcome, shutdown.load(Ordering::Relaxed)) {
+            service::stopping();
             eprintln!("{done}");
             return Ok(());
         }
+        // Not STOPPING=1: systemd would hold the unit deactivating, and stop it, while the next
+        // instance runs.
+        service::status("reloading after the kernel's restart request");
         // The live tunables, so that changes made with `tune` survive the reload; not the
         // trace nor an injected error (tunables::for_reload).
         restore = sched.tunables().ok().map(|t| tunables::for_reload(&t));
@@ -104,6 +109,10 @@ mod service {
 
     pub fn stopping() {
         notify(&[NotifyState::Stopping]);
+    }
+
+    pub fn status(status: &str) {
+        notify(&[NotifyState::Status(status)]);
     }
 
     fn notify(states: &[NotifyState]) {

@@ -248,12 +248,13 @@ wait_trace_on
 hackbench -g 2 -l 10 >/dev/null 2>&1
 t0=$(now_cs)
 echo S >/proc/sysrq-trigger
-watch_end "$tp" 'EXIT:'
+# The log already holds the hotplug's EXIT lines: the mark is sysrq-S's own.
+watch_end "$tp" 'sysrq'
 rel_wait_exit "$tp" 10
 trc=$REL_RC
 rel_wait_exit "$SCHED_PID" 30
 SCHED_PID=
-d="daemon rc=$REL_RC: $(grep -m1 'error' "$SCHED_LOG" | cut -c1-160); trace rc=$trc ended $(fmt_cs "$LAG_CS")s after the daemon's EXIT line ($(fmt_cs "$MARK_CS")s and $(fmt_cs "$END_CS")s after sysrq-S); $(grep -m1 'records in' /tmp/sq.err); file $(wc -c </tmp/sq.json 2>/dev/null)B"
+d="daemon rc=$REL_RC: $(grep -m1 'error' "$SCHED_LOG" | cut -c1-160); trace rc=$trc ended $(fmt_cs "$LAG_CS")s after the daemon's sysrq-S line ($(fmt_cs "$MARK_CS")s and $(fmt_cs "$END_CS")s after sysrq-S); $(grep -m1 'records in' /tmp/sq.err); file $(wc -c </tmp/sq.json 2>/dev/null)B"
 if [ "$REL_RC" -eq 5 ]; then
   pass sysrq_rc5 "$d"
 else
