@@ -12,11 +12,12 @@
 HCPU=${SIS_FLEET_HOTPLUG_CPU:-3}
 ONLINE=/sys/devices/system/cpu/cpu$HCPU/online
 STARTS='scx_sis on kernel'
-# A trace polls its scheduler's pin every 100 ms, so it ends within a second of the daemon's
-# letting go of the scheduler (the log's MARK line, or its exit); the bound leaves the emulator
-# (TCG runs the guest ~100x slower) some slack. The kernel's own disable before that (seconds
-# under TCG with a workload running) is not the trace's to shorten.
-END_BOUND_CS=${SIS_FLEET_END_BOUND_CS:-150}
+# A trace polls its scheduler's pin every 100 ms, so it stops recording within a second of the
+# daemon's letting go of the scheduler (the log's MARK line, or its exit); its exit, which this
+# measures, also waits for the last drain and the file's write (megabytes of JSON under TCG, which
+# runs the guest ~100x slower: 0.9-1.4 s seen in all). The kernel's own disable before the mark
+# (seconds under TCG with a workload running) is not the trace's to shorten.
+END_BOUND_CS=${SIS_FLEET_END_BOUND_CS:-300}
 
 # watch_end TRACE_PID MARK: poll every 50 ms until the trace exits (30 s at most); sets MARK_CS
 # (when MARK first showed in the scheduler log, or the daemon exited) and END_CS (when the
