@@ -2,7 +2,10 @@
 # Host checks of the Debian package (scripts/package.sh builds it), without installing it: the
 # package holds what its systemd unit names (ExecStart's binary, the EnvironmentFile), the unit
 # passes `systemd-analyze verify` against the package's own files, the defaults file is a
-# conffile, the maintainer scripts handle the unit, and the defaults file's flags parse.
+# conffile, the maintainer scripts handle the unit, and the defaults file's flags parse; the
+# unit waits for readiness (Type=notify) and does not restart after the exit statuses
+# `scx_sis --help` marks; the package's version names the commit the binary names and sorts
+# after a package of the crate's version alone; the man pages and completions are there.
 # scripts/test.sh runs it; starting the daemon as the unit does is for the VM tests.
 set -euo pipefail
 
@@ -73,5 +76,37 @@ read -ra args <<<"$flags"
 version=$("$root$bin" "${args[@]}" --version 2>&1) ||
   fail "$bin rejects the flags of $DEFAULTS ($flags): $version"
 
+# The man pages and completions (scx_sis generate-assets, from the clap definitions).
+for f in /usr/share/man/man1/scx_sis.1 /usr/share/man/man1/scx_sis-tune.1 \
+  /usr/share/man/man1/scx_sis-monitor.1 /usr/share/man/man1/scx_sis-trace.1 \
+  /usr/share/bash-completion/completions/scx_sis /usr/share/zsh/vendor-completions/_scx_sis \
+  /usr/share/fish/vendor_completions.d/scx_sis.fish; do
+  in_package "$f" || in_package "$f.gz" || fail "the package has no $f"
+done
+
+# Readiness: systemd must wait for the scheduler to attach, or `systemctl start` reports success
+# for a load that fails a second later.
+grep -qx 'Type=notify' "$unit" || fail "$UNIT is not Type=notify"
+# RestartPreventExitStatus= lists exactly the statuses the binary's --help marks "no restart".
+no_restart=$("$root$bin" --help | sed -n '/^Exit status:/,$p' | awk '/no restart/ { print $1 }' | sort -n | xargs)
+[[ -n $no_restart ]] || fail "$bin --help marks no exit status as 'no restart'"
+prevent=$(sed -n 's/^RestartPreventExitStatus=//p' "$unit" | tr ' ' '\n' | sort -n | xargs)
+[[ $prevent == "$no_restart" ]] ||
+  fail "$UNIT's RestartPreventExitStatus='$prevent', but $bin --help marks '$no_restart'"
+
+# The package version: <crate version>+git<count>.g<hash>[.dirty]-<revision>, the hash the one
+# the binary prints, and later than a package of the crate's version alone (0.1.0-1).
+pkg_version=$(dpkg-deb -f "$deb" Version)
+crate_version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
+if git rev-parse HEAD >/dev/null 2>&1; then
+  [[ $pkg_version =~ ^$crate_version\+git[0-9]+\.g([0-9a-f]+)(\.dirty)?-[0-9]+$ ]] ||
+    fail "the package version $pkg_version does not name the commit"
+  hash=${BASH_REMATCH[1]}
+  [[ $version == *"-g$hash"* ]] || fail "the package is $pkg_version but its binary says: $version"
+  dpkg --compare-versions "$pkg_version" gt "$crate_version-1" ||
+    fail "the package version $pkg_version does not sort after $crate_version-1"
+fi
+
 echo "check-package: ok: $bin and $env_file (a conffile) in the package, systemd-analyze verify" \
-  "clean, $version; the unit runs: $bin $flags" >&2
+  "clean, Type=notify, no restart after $prevent; package $pkg_version, $version;" \
+  "the unit runs: $bin $flags" >&2

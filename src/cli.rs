@@ -12,7 +12,10 @@ use scx_sis::scheduler;
     name = "scx_sis",
     version = scheduler::version(),
     about = "sched_ext scheduler: select_idle_sibling() as switchable, measurable placement stages",
-    args_conflicts_with_subcommands = true
+    after_help = scx_sis::exit::help(),
+    args_conflicts_with_subcommands = true,
+    // A flag given twice takes its last value, so that per-host flags can follow the defaults.
+    args_override_self = true
 )]
 pub struct Cli {
     /// Without a subcommand, scx_sis loads the scheduler and runs it.
@@ -26,12 +29,21 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Change the tunables of the running scheduler (from another shell).
+    #[command(args_override_self = true, after_help = scx_sis::exit::help())]
     Tune(TuneOpts),
     /// Show the running scheduler's per-LLC stats, without loading anything.
+    #[command(args_override_self = true, after_help = scx_sis::exit::help())]
     Monitor(MonitorOpts),
     /// Record every placement decision, move and run of the running scheduler for a while:
     /// a Perfetto trace, a summary of who moved and why, and optionally a picture.
+    #[command(args_override_self = true, after_help = scx_sis::exit::help())]
     Trace(TraceOpts),
+    /// Write the man pages and shell completions into DIR (for packaging).
+    #[command(hide = true)]
+    GenerateAssets {
+        #[arg(value_name = "DIR")]
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Args)]
@@ -153,6 +165,11 @@ pub struct TraceOpts {
     /// Take over a trace left switched on by a trace that was killed.
     #[arg(long)]
     pub force: bool,
+
+    /// Keep at most this many records (about 150 bytes each in memory); the trace ends,
+    /// saying so, when it has them.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub max_records: u64,
 }
 
 fn parse_interval(s: &str) -> Result<f64, String> {
@@ -223,6 +240,36 @@ mod tests {
         assert!(parse(&["--trace-buffer-kib", "64"]).is_ok());
         assert!(parse(&["--trace-buffer-kib", "100"]).is_err());
         assert!(parse(&["--trace-buffer-kib", "2"]).is_err());
+    }
+
+    #[test]
+    fn a_repeated_flag_takes_its_last_value() {
+        let cli = parse(&["--sis-util", "off", "--sis-util", "linear"]).unwrap();
+        assert_eq!(cli.run.policy.sis_util, Some(Curve::Linear));
+        let cli = parse(&["--stats-interval", "60", "--stats-interval", "5"]).unwrap();
+        assert_eq!(cli.run.stats_interval, 5.0);
+        let cli = parse(&["tune", "--prev-bias", "on", "--prev-bias", "off"]).unwrap();
+        let Some(Command::Tune(t)) = cli.command else {
+            panic!("not a tune command")
+        };
+        assert_eq!(t.policy.prev_bias, Some(Switch::Off));
+        let cli = parse(&["trace", "--duration", "1", "--duration", "2"]).unwrap();
+        let Some(Command::Trace(t)) = cli.command else {
+            panic!("not a trace command")
+        };
+        assert_eq!(t.duration, 2.0);
+    }
+
+    #[test]
+    fn help_ends_with_the_exit_status_table() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        let tail = &help[help
+            .find("Exit status:")
+            .expect("--help has the exit status")..];
+        for r in &scx_sis::exit::TABLE {
+            assert!(tail.contains(r.meaning), "--help lacks: {}", r.meaning);
+        }
     }
 
     #[test]

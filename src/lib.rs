@@ -30,6 +30,8 @@ pub mod trace;
 
 // Pieces both programs use.
 pub mod elapsed;
+pub mod exit;
+pub mod instance;
 pub mod kernels;
 pub mod program;
 pub mod shutdown;

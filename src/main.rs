@@ -3,6 +3,7 @@
 //! records its placement decisions.
 //! The policy core is the library (src/lib.rs); the lab is the scx_sis_lab binary.
 
+mod assets;
 mod cli;
 mod monitor;
 mod trace_cmd;
@@ -10,11 +11,13 @@ mod tune;
 
 use std::mem::MaybeUninit;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 
 use anyhow::Result;
 
 use cli::{Cli, Command, MonitorOpts, RunOpts};
-use scx_sis::scheduler::{Scheduler, OPS_NAME};
+use scx_sis::exit::Cause;
+use scx_sis::scheduler::{Outcome, Scheduler, OPS_NAME};
 use scx_sis::{features, preflight, program, shutdown, stats, tunables};
 
 fn run(opts: &RunOpts) -> Result<()> {
@@ -24,27 +27,105 @@ fn run(opts: &RunOpts) -> Result<()> {
 
     let sched_opts = opts.scheduler_options();
     let mut restore = None;
+    let mut reloading = false;
     loop {
         let initial =
             restore.unwrap_or_else(|| tunables::apply(&tunables::defaults(), &opts.policy));
         let mut open_object = MaybeUninit::uninit();
-        let mut sched = Scheduler::init(&sched_opts, &mut open_object, &initial)?;
+        let mut sched = match Scheduler::init(&sched_opts, &mut open_object, &initial, &shutdown) {
+            Ok(Some(sched)) => sched,
+            Ok(None) => {
+                eprintln!("{OPS_NAME}: stopped before attaching; the kernel's scheduler was never replaced");
+                return Ok(());
+            }
+            Err(e) if reloading => {
+                return Err(Cause::RestartFailed
+                    .tag(e.context("the reload the kernel asked for (CPU hotplug?) failed")))
+            }
+            Err(e) => return Err(e),
+        };
         eprintln!("{}", sched.describe());
-        let exit = sched.run(shutdown.clone())?;
-        if !exit.should_restart() {
-            eprintln!("{OPS_NAME} unloaded");
+        service::ready(reloading);
+        let outcome = sched
+            .run(shutdown.clone())
+            .inspect_err(|_| service::stopping())?;
+        if let Some(done) = finished(outcome, shutdown.load(Ordering::Relaxed)) {
+            service::stopping();
+            eprintln!("{done}");
             return Ok(());
         }
-        // The live tunables, so that changes made with `tune` survive the reload.
-        restore = sched.tunables().ok();
+        // Not STOPPING=1: systemd would hold the unit deactivating, and stop it, while the next
+        // instance runs.
+        service::status("reloading after the kernel's restart request");
+        // The live tunables, so that changes made with `tune` survive the reload; not the
+        // trace nor an injected error (tunables::for_reload).
+        restore = sched.tunables().ok().map(|t| tunables::for_reload(&t));
+        reloading = true;
         eprintln!(
             "the kernel asked for a restart (CPU hotplug?): reloading with the live tunables"
         );
     }
 }
 
+/// After an instance ended without error: the line to exit with, or None to reload. A stop and
+/// a restart request can meet (SIGTERM while a CPU goes offline): the stop wins, as it was asked
+/// for, and a reload then would attach a scheduler only to detach it.
+fn finished(outcome: Outcome, stop_requested: bool) -> Option<String> {
+    match outcome {
+        Outcome::Stopped => Some(format!("{OPS_NAME} unloaded")),
+        Outcome::Restart if stop_requested => Some(format!(
+            "{OPS_NAME} unloaded (the kernel's restart request came with a stop: not reloading)"
+        )),
+        Outcome::Restart => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restart_request_reloads_unless_a_stop_was_asked_for() {
+        assert_eq!(finished(Outcome::Restart, false), None);
+        let line = finished(Outcome::Restart, true).expect("a stop is not overridden");
+        assert!(line.contains("not reloading"), "{line}");
+        assert!(finished(Outcome::Stopped, false).is_some());
+    }
+}
+
+/// What systemd learns of the daemon (Type=notify), when it runs under systemd: ready once the
+/// scheduler is attached, so a load that fails fails `systemctl start` too.
+mod service {
+    use sd_notify::NotifyState;
+
+    pub fn ready(reloaded: bool) {
+        let status = if reloaded {
+            "scheduling (reloaded after the kernel's restart request)"
+        } else {
+            "scheduling"
+        };
+        notify(&[NotifyState::Ready, NotifyState::Status(status)]);
+    }
+
+    pub fn stopping() {
+        notify(&[NotifyState::Stopping]);
+    }
+
+    pub fn status(status: &str) {
+        notify(&[NotifyState::Status(status)]);
+    }
+
+    fn notify(states: &[NotifyState]) {
+        // Outside systemd (no NOTIFY_SOCKET) this does nothing; a failure to reach systemd
+        // leaves the scheduler running, and systemd's start timeout reports it.
+        if let Err(e) = sd_notify::notify(states) {
+            eprintln!("scx_sis: warning: could not notify systemd: {e}");
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli: Cli = program::parse_args("scx_sis");
+    let cli: Cli = program::parse_args();
     let result = match &cli.command {
         None if cli.run.help_stats => stats::describe(&mut std::io::stdout()),
         None => match cli.run.monitor {
@@ -65,6 +146,7 @@ fn main() -> ExitCode {
             // Not flag_then_exit: exiting at a second Ctrl-C would leave the trace switched on.
             shutdown::flag().and_then(|s| trace_cmd::run(t, s))
         }
+        Some(Command::GenerateAssets { dir }) => assets::generate(dir),
     };
     program::exit_code("scx_sis", result)
 }

@@ -95,7 +95,7 @@ fn with_default(what: &str, default: impl fmt::Display) -> String {
 
 /// The tunables. At start an unset flag takes its default; `tune` changes only the flags given,
 /// which is why every field is an Option and no flag has a clap default_value.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct PolicyOpts {
     #[arg(long, value_enum, help = with_default(
         "Policy preset; `plain` is the baseline to compare against",

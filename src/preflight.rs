@@ -4,7 +4,9 @@ use std::fs::{self, File};
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
+
+use crate::exit::Cause;
 
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
 
@@ -53,9 +55,9 @@ fn lock_instance() -> Result<InstanceLock> {
         File::create(INSTANCE_LOCK).with_context(|| format!("failed to open {INSTANCE_LOCK}"))?;
     // SAFETY: flock on a file descriptor we own.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        bail!(
+        return Err(Cause::Busy.error(format!(
             "another scx_sis instance is already starting or running ({INSTANCE_LOCK} is locked)"
-        );
+        )));
     }
     Ok(InstanceLock(file))
 }
@@ -64,7 +66,7 @@ fn lock_instance() -> Result<InstanceLock> {
 pub fn require_root(to_do: &str) -> Result<()> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        bail!("must run as root to {to_do}");
+        return Err(Cause::Unsupported.error(format!("must run as root to {to_do}")));
     }
     Ok(())
 }
@@ -72,10 +74,10 @@ pub fn require_root(to_do: &str) -> Result<()> {
 /// Fails naming the kernel, then `remedy`, unless this kernel has sched_ext.
 pub fn require_sched_ext(remedy: &str) -> Result<()> {
     if !Path::new(SCX_SYSFS).exists() {
-        bail!(
+        return Err(Cause::Unsupported.error(format!(
             "kernel {} has no sched_ext (/sys/kernel/sched_ext is missing): {remedy}",
             kernel_release()
-        );
+        )));
     }
     Ok(())
 }
@@ -88,12 +90,16 @@ pub fn check_can_load() -> Result<InstanceLock> {
          scripts/run.sh",
     )?;
     if let Some(name) = loaded_scheduler() {
-        bail!("another sched_ext scheduler is already loaded: {name}");
+        return Err(Cause::Busy.error(format!(
+            "another sched_ext scheduler is already loaded: {name}"
+        )));
     }
     let lock = lock_instance()?;
     // A scheduler may have attached while we waited for nothing: check again under the lock.
     if let Some(name) = loaded_scheduler() {
-        bail!("another sched_ext scheduler is already loaded: {name}");
+        return Err(Cause::Busy.error(format!(
+            "another sched_ext scheduler is already loaded: {name}"
+        )));
     }
     Ok(lock)
 }

@@ -1,36 +1,27 @@
 //! What both of the crate's programs, scx_sis and scx_sis_lab, do at their edges: read the
-//! command line, where a usage error is one line, and end a failure with one error line.
+//! command line, and end a failure with one error line and the exit status of its cause.
 
 use std::process::ExitCode;
 
-use clap::error::ErrorKind;
 use clap::Parser;
 
-/// The parsed command line; on a usage error print "NAME: <clap's first line>" and exit 2.
-/// --help, --version and the help shown for a missing subcommand print as clap prints them.
-pub fn parse_args<P: Parser>(name: &str) -> P {
-    match P::try_parse() {
-        Ok(cli) => cli,
-        Err(e)
-            if e.use_stderr()
-                && e.kind() != ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
-        {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default();
-            eprintln!("{name}: {first}");
-            std::process::exit(2);
-        }
-        Err(e) => e.exit(),
-    }
+use crate::exit::Cause;
+
+/// The parsed command line. A usage error prints clap's whole message (the possible values, a
+/// similar flag's name, the usage line) and exits with clap's status, 2 (exit::Cause::Usage);
+/// --help and --version print as clap prints them.
+pub fn parse_args<P: Parser>() -> P {
+    P::parse()
 }
 
-/// The exit status of a run; a failure is printed as "NAME: error: <the whole chain>".
+/// The exit status of a run, by its cause (exit::TABLE); a failure is printed as
+/// "NAME: error: <the whole chain>".
 pub fn exit_code(name: &str, result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{name}: error: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(Cause::of(&e).code())
         }
     }
 }

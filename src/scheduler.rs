@@ -11,11 +11,12 @@ use crossbeam::channel::TryRecvError;
 use libbpf_rs::{AsRawLibbpf, Link, OpenMapMut, OpenObject, PrintLevel};
 use scx_stats::prelude::*;
 use scx_utils::{
-    build_id, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo,
+    build_id, scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, ScxExitKind,
 };
 
 use crate::bpf_intf::sis_tunables;
 use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
+use crate::exit::Cause;
 use crate::policy::Curve;
 use crate::stats::{self, Metrics};
 use crate::topology::{self, Layout};
@@ -23,16 +24,43 @@ use crate::{counters, curves, ops_mechanism, preflight, tunables, verifier};
 
 pub const OPS_NAME: &str = "scx_sis";
 
-/// The build id the scx tools print, from scx_utils: the crate's version and the target triple
-/// ("0.1.0 x86_64-unknown-linux-gnu"; with a git commit too when scx_utils itself was compiled
-/// with SCX_GIT_SHA set, as in scx's own tree). `scx_sis --version` prints it, and scx_ops_open!
-/// writes the same id, made a valid ops name, after OPS_NAME
-/// (scx_sis_0.1.0_x86_64_unknown_linux_gnu), so the name in /sys/kernel/sched_ext/root/ops says
-/// which build is loaded.
+/// The commit this binary was built from, as `git describe --always --dirty` named it at build
+/// time (build.rs), a bare hash prefixed with "g" as scx's build ids have it ("g72aa95a",
+/// "g72aa95a-dirty"); "" for a build made outside git without SCX_SIS_GIT_DESCRIBE.
+pub fn commit() -> &'static str {
+    static COMMIT: LazyLock<String> = LazyLock::new(|| {
+        let describe = env!("SCX_SIS_GIT_DESCRIBE");
+        let hash = describe.strip_suffix("-dirty").unwrap_or(describe);
+        if !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            format!("g{describe}")
+        } else {
+            describe.to_string()
+        }
+    });
+    &COMMIT
+}
+
+/// The crate's version with the commit: "0.1.0-g72aa95a-dirty" (the crate's alone without one).
+fn semver() -> String {
+    match commit() {
+        "" => env!("CARGO_PKG_VERSION").to_string(),
+        c => format!("{}-{c}", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+/// The build id: version, commit and target ("0.1.0-g72aa95a x86_64-unknown-linux-gnu"), as
+/// scx's tools print theirs. `scx_sis --version` and the startup line print it, and the ops
+/// name (ops_name()) carries it, so two builds can be told apart wherever one runs.
 pub fn version() -> &'static str {
-    static VERSION: LazyLock<String> =
-        LazyLock::new(|| build_id::full_version(env!("CARGO_PKG_VERSION")));
+    static VERSION: LazyLock<String> = LazyLock::new(|| build_id::full_version(&semver()));
     &VERSION
+}
+
+/// The name the kernel shows in /sys/kernel/sched_ext/root/ops: OPS_NAME and the build id,
+/// made a valid ops name ("scx_sis_0.1.0_g72aa95a_x86_64_unknown_linux_gnu"). scx_ops_open!
+/// writes one from the crate's version alone, which every build shares; init() replaces it.
+pub fn ops_name() -> String {
+    format!("{OPS_NAME}{}", build_id::ops_version_suffix(&semver()))
 }
 
 /// libbpf's messages, kept so a verifier rejection can show the log's tail.
@@ -111,12 +139,15 @@ pub struct Scheduler<'a> {
 
 impl<'a> Scheduler<'a> {
     /// `initial`: the tunables to start with; after a kernel-requested restart, those of the
-    /// instance this one replaces, so live changes survive a CPU hotplug.
+    /// instance this one replaces, so live changes survive a CPU hotplug. None when `stop` was
+    /// set before the scheduler attached: a SIGTERM during the verifier's seconds must not
+    /// switch every task to a scheduler that detaches at once.
     pub fn init(
         opts: &Options,
         open_object: &'a mut MaybeUninit<OpenObject>,
         initial: &sis_tunables,
-    ) -> Result<Self> {
+        stop: &AtomicBool,
+    ) -> Result<Option<Self>> {
         let layout = Layout::detect().context("failed to read the CPU topology")?;
         // Our own printer (not ObjectBuilder::debug) so the verifier log is kept for errors.
         LIBBPF_VERBOSE.store(opts.verbose, Ordering::Relaxed);
@@ -130,7 +161,8 @@ impl<'a> Scheduler<'a> {
             None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>
         )?;
         skel.struct_ops.sis_ops_mut().exit_dump_len = opts.exit_dump_len;
-        let ops_name = ops_name(&skel.struct_ops.sis_ops().name);
+        set_ops_name(&mut skel.struct_ops.sis_ops_mut().name, &ops_name())?;
+        let ops_name = read_ops_name(&skel.struct_ops.sis_ops().name);
         no_autoattach(&skel.maps.sis_ops)?;
         fill_rodata(&mut skel, &layout);
         eprintln!(
@@ -147,22 +179,38 @@ impl<'a> Scheduler<'a> {
             .set_max_entries(layout.llcs.len() as u32)
             .context("failed to size the llc_stats map to the LLCs")?;
 
+        // The verifier takes 10-20 s on some kernels and emulators, and says nothing meanwhile.
+        eprintln!("loading the BPF program (the kernel's verifier checks it first)");
+        let loading = Instant::now();
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
             let log = libbpf_log_tail();
-            e.context(format!(
+            Cause::Unsupported.tag(e.context(format!(
                 "{}; libbpf's log tail:\n{log}",
                 load_refusal(&preflight::kernel_release(), &log)
-            ))
+            )))
         })?;
+        eprintln!("loaded in {:.1} s", loading.elapsed().as_secs_f64());
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
         tunables::write(&skel.maps.tunables, initial)?;
         // Self does not exist yet, so its Drop cannot clean up: any error from here on returns
         // early and drops the locals, `link` (detach) before `pin` (unpin), leaving nothing behind.
         let pin = tunables::pin(&mut skel.maps.tunables, &mut skel.maps.trace_ring)?;
-        let link = scx_ops_attach!(skel, sis_ops)?;
+        let link = scx_ops_attach!(skel, sis_ops).map_err(|e| {
+            // The kernel refuses a second scheduler (EBUSY); one may have attached since the
+            // preflight check.
+            match preflight::loaded_scheduler() {
+                Some(other) => Cause::Busy.tag(e.context(format!(
+                    "another sched_ext scheduler attached first: {other}"
+                ))),
+                None => e,
+            }
+        })?;
         let stats_server = StatsServer::new(stats::server_data())
             .launch()
             .context("failed to start the stats server")?;
-        Ok(Self {
+        Ok(Some(Self {
             skel,
             link: Some(link),
             ops_name,
@@ -170,7 +218,7 @@ impl<'a> Scheduler<'a> {
             interval: opts.stats_interval,
             stats_server,
             _pin: pin,
-        })
+        }))
     }
 
     pub fn tunables(&self) -> Result<sis_tunables> {
@@ -205,8 +253,9 @@ impl<'a> Scheduler<'a> {
 
     /// Serve stats, print the table every interval and log tunable changes,
     /// until `shutdown` or the kernel ends the scheduler. A failed map read is
-    /// logged (see FailStreak) and retried at the next poll; it ends nothing.
-    pub fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<UserExitInfo> {
+    /// logged (see FailStreak) and retried at the next poll; it ends nothing. An end the
+    /// kernel chose is an error with its cause (exit::Cause), unless it asks for a restart.
+    pub fn run(&mut self, shutdown: Arc<AtomicBool>) -> Result<Outcome> {
         let (res_ch, req_ch) = self.stats_server.channels();
         let mut stats_reads = FailStreak::new("read the stats maps");
         let mut tunables_reads = FailStreak::new("read the tunables map");
@@ -278,7 +327,47 @@ impl<'a> Scheduler<'a> {
 
         // Detach before reading the exit info: unregistering is what fills it in.
         self.link.take();
-        uei_report!(&self.skel, uei)
+        let bpf_uei = self
+            .skel
+            .maps
+            .data_data
+            .as_ref()
+            .expect("data is mmapped")
+            .uei;
+        // SAFETY: a field of the mmapped data section, which the kernel writes.
+        let kind = unsafe { std::ptr::read_volatile(&bpf_uei.kind as *const i32) };
+        outcome(
+            kind,
+            uei_report!(&self.skel, uei).map(|u| u.should_restart()),
+        )
+    }
+}
+
+/// How an instance ended, when that is no error.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Detached on request (SIGINT, SIGTERM).
+    Stopped,
+    /// The kernel unregistered it and asks for a new instance (CPU hotplug).
+    Restart,
+}
+
+/// The outcome of an exit of `kind` (scx_exit_kind), given what uei_report! made of it: whether
+/// the kernel asks for a restart, or the error it reported (sysrq-S and the error kinds).
+fn outcome(kind: i32, report: Result<bool>) -> Result<Outcome> {
+    let error_kind = kind >= ScxExitKind::Error as i32;
+    match report {
+        Err(e) if error_kind => Err(Cause::SchedulerError.tag(e)),
+        Err(e) => Err(Cause::Ended.tag(e)),
+        Ok(true) => Ok(Outcome::Restart),
+        Ok(false)
+            if kind == ScxExitKind::UnregKern as i32 || kind == ScxExitKind::UnregBPF as i32 =>
+        {
+            Err(Cause::Ended.error(
+                "the scheduler was unregistered without a restart request (by the kernel or BPF)",
+            ))
+        }
+        Ok(false) => Ok(Outcome::Stopped),
     }
 }
 
@@ -341,8 +430,24 @@ impl Drop for Scheduler<'_> {
     }
 }
 
-/// The ops name as scx_ops_open! left it in the struct_ops map, which is what the kernel shows.
-fn ops_name(field: &[std::ffi::c_char]) -> String {
+/// Write `name` into the struct_ops map's name field, NUL-terminated. Refused rather than cut
+/// when it does not fit: a cut name could drop the commit, the part that tells builds apart.
+fn set_ops_name(field: &mut [std::ffi::c_char], name: &str) -> Result<()> {
+    if name.len() >= field.len() {
+        anyhow::bail!(
+            "the ops name {name} is longer than the kernel's {} bytes",
+            field.len() - 1
+        );
+    }
+    field.fill(0);
+    for (d, s) in field.iter_mut().zip(name.bytes()) {
+        *d = s as std::ffi::c_char;
+    }
+    Ok(())
+}
+
+/// The ops name as it stands in the struct_ops map, which is what the kernel shows.
+fn read_ops_name(field: &[std::ffi::c_char]) -> String {
     let bytes: Vec<u8> = field
         .iter()
         .take_while(|&&c| c != 0)
@@ -446,30 +551,76 @@ mod tests {
     }
 
     #[test]
-    fn the_ops_name_carries_the_version_build_id() {
-        // What scx_ops_open! appends to OPS_NAME, from the same build id as version().
-        let suffix = build_id::ops_version_suffix(env!("CARGO_PKG_VERSION"));
-        let from_version: String = version()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        assert_eq!(suffix, format!("_{from_version}"));
+    fn the_version_and_the_ops_name_name_the_commit() {
+        let describe = env!("SCX_SIS_GIT_DESCRIBE");
+        if describe.is_empty() {
+            // Built outside git: the crate's version alone, as before there were commits.
+            assert_eq!(commit(), "");
+            assert!(version().starts_with(&format!("{} ", env!("CARGO_PKG_VERSION"))));
+            return;
+        }
+        assert!(commit().ends_with(describe), "{} vs {describe}", commit());
         assert!(
-            version().starts_with(env!("CARGO_PKG_VERSION")),
+            version().starts_with(&format!("{}-{}", env!("CARGO_PKG_VERSION"), commit())),
             "{}",
             version()
         );
-        let name: Vec<std::ffi::c_char> = b"scx_sis_0.1.0\0junk"
-            .iter()
-            .map(|&b| b as std::ffi::c_char)
-            .collect();
-        assert_eq!(ops_name(&name), "scx_sis_0.1.0");
+        let name = ops_name();
+        let hash = commit().trim_end_matches("-dirty");
+        assert!(name.starts_with(&format!("{OPS_NAME}_")), "{name}");
+        assert!(name.contains(hash), "{name} lacks {hash}");
+        // What the kernel accepts in an ops name (bpf_obj_name_cpy): alnum, '_' and '.'.
+        assert!(
+            name.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.'),
+            "{name}"
+        );
+        let mut field = [0 as std::ffi::c_char; 128];
+        field[..4].copy_from_slice(&[b'o' as _, b'l' as _, b'd' as _, b'x' as _]);
+        set_ops_name(&mut field, &name).unwrap();
+        assert_eq!(read_ops_name(&field), name);
+        set_ops_name(&mut field, "ab").unwrap();
+        assert_eq!(
+            read_ops_name(&field),
+            "ab",
+            "nothing of the old name is left"
+        );
+        assert!(set_ops_name(&mut field[..8], "scx_sis_0.1.0").is_err());
+    }
+
+    #[test]
+    fn each_way_the_kernel_ends_the_scheduler_has_its_cause() {
+        let k = |k: ScxExitKind| k as i32;
+        let cause = |r: Result<Outcome>| Cause::of(&r.unwrap_err());
+        assert_eq!(
+            outcome(k(ScxExitKind::Unreg), Ok(false)).unwrap(),
+            Outcome::Stopped
+        );
+        assert_eq!(
+            outcome(k(ScxExitKind::None), Ok(false)).unwrap(),
+            Outcome::Stopped
+        );
+        assert_eq!(
+            outcome(k(ScxExitKind::UnregKern), Ok(true)).unwrap(),
+            Outcome::Restart
+        );
+        let sysrq = anyhow::anyhow!("EXIT: disabled by sysrq-S");
+        assert_eq!(
+            cause(outcome(k(ScxExitKind::SysRq), Err(sysrq))),
+            Cause::Ended
+        );
+        assert_eq!(
+            cause(outcome(k(ScxExitKind::UnregKern), Ok(false))),
+            Cause::Ended
+        );
+        for kind in [
+            ScxExitKind::Error,
+            ScxExitKind::ErrorBPF,
+            ScxExitKind::ErrorStall,
+        ] {
+            let e = anyhow::anyhow!("EXIT: runnable task stall");
+            assert_eq!(cause(outcome(k(kind), Err(e))), Cause::SchedulerError);
+        }
     }
 
     #[test]

@@ -5,13 +5,14 @@
 
 use std::fs;
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
 use crate::bpf_intf::{self, sis_tunables};
 use crate::policy::{defaults as dfl, PolicyOpts, Preset, Switch};
-use crate::{curves, preflight};
+use crate::{curves, instance, preflight};
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
 pub const TUNABLES_PIN: &str = "/sys/fs/bpf/scx_sis/tunables";
@@ -70,6 +71,20 @@ pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
         balance_lag_us: p.balance_lag_us.unwrap_or(base.balance_lag_us),
         steal_min_us: p.steal_min_us.unwrap_or(base.steal_min_us),
         ..*base
+    }
+}
+
+/// The tunables a reloaded instance starts with: the live ones, which `tune` may have changed,
+/// without the trace (its reader drained the old instance's ring buffer and ends with it; on in
+/// the new one, records would fill a buffer nobody reads and every later trace would need
+/// --force) and without an injected error (a test's, which would end the new instance too).
+pub fn for_reload(live: &sis_tunables) -> sis_tunables {
+    sis_tunables {
+        trace: 0,
+        trace_tgid: 0,
+        trace_comm: [0; bpf_intf::sis_limits_SIS_COMM_LEN as usize],
+        test_inject_error: 0,
+        ..*live
     }
 }
 
@@ -211,22 +226,74 @@ fn unpin() {
     let _ = fs::remove_dir(PIN_DIR);
 }
 
-/// The running instance's tunables map, or a clear error if none runs.
+/// The running instance's tunables map, or a clear error if none runs or if this user may not
+/// reach it (instance::unreachable).
 pub fn open_live() -> Result<MapHandle> {
     let running = preflight::loaded_scheduler().is_some_and(|n| n.starts_with("scx_sis"));
-    if !running || !Path::new(TUNABLES_PIN).exists() {
-        bail!("no scx_sis instance is running (start one with: sudo scx_sis)");
+    // try_exists, not exists: an unreadable /sys/fs/bpf (0700 under systemd) is no proof that
+    // nothing is pinned.
+    match Path::new(TUNABLES_PIN).try_exists() {
+        Err(e) => return Err(instance::unreachable(Path::new(TUNABLES_PIN), &e)),
+        Ok(false) => {
+            return Err(instance::unreachable(
+                Path::new(TUNABLES_PIN),
+                &std::io::Error::from(std::io::ErrorKind::NotFound),
+            ))
+        }
+        Ok(true) if !running => {
+            bail!("no scx_sis instance is running (start one with: sudo scx_sis)")
+        }
+        Ok(true) => {}
     }
-    MapHandle::from_pinned_path(TUNABLES_PIN)
-        .with_context(|| format!("failed to open {TUNABLES_PIN}"))
+    MapHandle::from_pinned_path(TUNABLES_PIN).map_err(|e| {
+        // BPF_OBJ_GET checks the pin's mode (0600, root's) like open(2) does.
+        match e.kind() {
+            libbpf_rs::ErrorKind::PermissionDenied => instance::unreachable(
+                Path::new(TUNABLES_PIN),
+                &std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+            ),
+            _ => anyhow::Error::new(e).context(format!("failed to open {TUNABLES_PIN}")),
+        }
+    })
 }
 
-/// An exclusive flock on `dir`, held until the returned file is dropped.
-pub fn lock_exclusive(dir: &str) -> Result<fs::File> {
+/// How long `lock_exclusive` waits for another `tune` or `trace` to let go of the lock.
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// An exclusive flock on `dir`, held until the returned file is dropped. Another `tune` or
+/// `trace` holds it for milliseconds; one held longer is held by something else (a stuck or
+/// stopped process), so this waits at most `wait`, says so once it has waited a moment, and
+/// then fails naming the directory.
+pub fn lock_exclusive(dir: &str, wait: Duration) -> Result<fs::File> {
     let file = fs::File::open(dir).with_context(|| format!("failed to open {dir} to lock it"))?;
-    file.lock()
-        .with_context(|| format!("failed to lock {dir} against other scx_sis tune runs"))?;
-    Ok(file)
+    let started = std::time::Instant::now();
+    let mut said = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) => {}
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("failed to lock {dir}"))
+            }
+        }
+        let waited = started.elapsed();
+        if waited >= wait {
+            bail!(
+                "{dir} stayed locked for {:.0} s: another scx_sis tune or trace holds it \
+                 (fuser -v {dir} names the process)",
+                waited.as_secs_f64()
+            );
+        }
+        if !said && waited >= Duration::from_millis(200) {
+            eprintln!(
+                "waiting up to {:.0} s for the lock on {dir}: another scx_sis tune or trace is \
+                 changing the tunables",
+                wait.as_secs_f64()
+            );
+            said = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[cfg(test)]
@@ -237,6 +304,56 @@ mod tests {
     fn policy(args: &[&str]) -> PolicyOpts {
         let flags: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         parse_flags(&flags).unwrap()
+    }
+
+    #[test]
+    fn the_lock_waits_a_bounded_time_then_names_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_str().unwrap();
+        let held = lock_exclusive(path, LOCK_WAIT).unwrap();
+        let started = std::time::Instant::now();
+        let e = lock_exclusive(path, Duration::from_millis(300)).unwrap_err();
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(300) && waited < Duration::from_secs(2),
+            "{waited:?}"
+        );
+        assert!(format!("{e:#}").contains(path), "{e:#}");
+        drop(held);
+        // Let go while another waits: it gets the lock then.
+        let held = lock_exclusive(path, LOCK_WAIT).unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(held);
+        });
+        lock_exclusive(path, LOCK_WAIT).unwrap();
+        releaser.join().unwrap();
+    }
+
+    #[test]
+    fn a_reload_keeps_tuned_values_but_not_the_trace_or_an_injected_error() {
+        let mut live = apply(
+            &defaults(),
+            &policy(&["--prev-bias", "off", "--test-inject-error", "true"]),
+        );
+        live.trace = 1;
+        live.trace_tgid = 42;
+        live.trace_comm[0] = b'x' as _;
+        live.generation = 9;
+        let next = for_reload(&live);
+        assert_eq!(describe_trace(&next), "off");
+        assert_eq!(next.trace_tgid, 0);
+        assert_eq!(next.test_inject_error, 0);
+        assert_eq!(next.prev_bias, 0, "a tuned value survives");
+        let kept: Vec<_> = fields(&next)
+            .into_iter()
+            .filter(|(k, _)| !["trace", "test-inject-error"].contains(k))
+            .collect();
+        let live_fields: Vec<_> = fields(&live)
+            .into_iter()
+            .filter(|(k, _)| !["trace", "test-inject-error"].contains(k))
+            .collect();
+        assert_eq!(kept, live_fields);
     }
 
     #[test]
@@ -324,7 +441,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("scx_sis-lock-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.to_str().unwrap();
-        let held = lock_exclusive(path).unwrap();
+        let held = lock_exclusive(path, LOCK_WAIT).unwrap();
         let other = fs::File::open(&dir).unwrap();
         assert!(matches!(
             other.try_lock(),
@@ -334,7 +451,7 @@ mod tests {
         assert!(other.try_lock().is_ok());
         drop(other);
         fs::remove_dir(&dir).unwrap();
-        assert!(lock_exclusive(path).is_err());
+        assert!(lock_exclusive(path, LOCK_WAIT).is_err());
     }
 
     #[test]

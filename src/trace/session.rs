@@ -3,7 +3,10 @@
 //! the records with what the scheduler's own counters saw over the same window.
 //!
 //! The trace is switched off whatever ends the session (its end, Ctrl-C, an error): a trace
-//! left on would keep costing every decision a record nobody reads.
+//! left on would keep costing every decision a record nobody reads. A session also ends, within
+//! a poll, when the scheduler it traces goes away (it exited, or reloaded after a CPU hotplug:
+//! the new instance starts with the trace off) or when it holds `max_records`; it returns what
+//! it caught either way, with the reason it ended.
 
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -14,7 +17,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapHandle, MapType, RingBufferBuilder};
-use scx_stats::prelude::*;
 use serde::Serialize;
 
 use super::event::Event;
@@ -52,16 +54,57 @@ pub struct Options {
     pub filter: Filter,
     /// Take over a trace left on (by a trace that was killed).
     pub force: bool,
+    /// Records kept at most: memory is bounded whatever the duration and the load.
+    pub max_records: usize,
+}
+
+/// Why a session stopped recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum End {
+    /// The duration passed.
+    Duration,
+    /// SIGINT or SIGTERM.
+    Interrupted,
+    /// The scheduler exited or reloaded: its pin is gone or another instance's.
+    SchedulerGone,
+    /// `max_records` records were kept; later ones were left in the ring buffer.
+    RecordLimit,
+}
+
+impl std::fmt::Display for End {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            End::Duration => "the duration passed",
+            End::Interrupted => "interrupted",
+            End::SchedulerGone => {
+                "the scheduler went away (it exited, or reloaded with the trace off)"
+            }
+            End::RecordLimit => "the record limit was reached (--max-records)",
+        })
+    }
 }
 
 /// What a session collected.
 pub struct Capture {
     /// In time order.
     pub events: Vec<Event>,
-    /// From switching on to switching off.
+    /// From switching on to the end.
     pub duration_s: f64,
-    /// The scheduler's counters over the session (a delta), drops and records written included.
-    pub counters: Metrics,
+    /// The scheduler's counters over the session (a delta), drops and records written included;
+    /// None when the scheduler went away before the session could read them.
+    pub counters: Option<Metrics>,
+    pub end: End,
+}
+
+/// How often the session looks whether its scheduler is still the one pinned (10 drains).
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// The identity of what is pinned at `path` (bpffs gives every pin its own inode), None when
+/// nothing is.
+fn pin_identity(path: &str) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// How often the reader drains the buffer. The scheduler never wakes it (trace.bpf.h), so
@@ -69,23 +112,38 @@ pub struct Capture {
 /// a busy 8-CPU machine many times over.
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
 
-pub fn capture(opts: &Options, shutdown: Arc<AtomicBool>) -> Result<Capture> {
+/// Record until the duration, a stop, the record limit or the scheduler's end. `started` runs
+/// once the trace is on, every check passed: the first moment it is true that recording began.
+pub fn capture(
+    opts: &Options,
+    shutdown: Arc<AtomicBool>,
+    started_recording: impl FnOnce(),
+) -> Result<Capture> {
     opts.filter.validate()?;
+    let pinned = pin_identity(tunables::TUNABLES_PIN);
     let tun = tunables::open_live()?;
+    // The pin opened is the one first seen (an instance that reloaded in between is refused).
+    if pinned.is_none() || pin_identity(tunables::TUNABLES_PIN) != pinned {
+        bail!("the scheduler reloaded while the trace started; run it again");
+    }
     let ring = MapHandle::from_pinned_path(TRACE_RING_PIN).with_context(|| {
         format!("failed to open {TRACE_RING_PIN} (a scheduler older than scx_sis trace?)")
     })?;
     if ring.map_type() != MapType::RingBuf {
         bail!("{TRACE_RING_PIN} is not a ring buffer");
     }
-    let mut stats = StatsClient::new().connect(None).map_err(|_| {
-        anyhow::anyhow!("no scx_sis instance is running (its stats socket does not answer)")
-    })?;
+    let mut stats = crate::instance::connect_stats()?;
 
     let events = RefCell::new(Vec::<Event>::new());
     let bad = RefCell::new(None);
+    let full = std::cell::Cell::new(false);
     let mut builder = RingBufferBuilder::new();
     builder.add(&ring, |data: &[u8]| match Event::decode(data) {
+        Ok(_) if events.borrow().len() >= opts.max_records => {
+            full.set(true);
+            // Non-zero stops this consume: nothing more is kept.
+            -1
+        }
         Ok(e) => {
             events.borrow_mut().push(e);
             0
@@ -110,20 +168,50 @@ pub fn capture(opts: &Options, shutdown: Arc<AtomicBool>) -> Result<Capture> {
         .request::<Metrics>("stats", vec![])
         .context("failed to read stats")?;
     let guard = TraceOn::switch_on(&tun, &opts.filter, opts.force)?;
+    started_recording();
     let started = Instant::now();
     let mut progress = Progress::new(opts.duration);
-    while started.elapsed() < opts.duration && !shutdown.load(Ordering::Relaxed) {
+    let mut watched = Instant::now();
+    let end = loop {
+        if started.elapsed() >= opts.duration {
+            break End::Duration;
+        }
+        if shutdown.load(Ordering::Relaxed) {
+            break End::Interrupted;
+        }
+        if full.get() {
+            break End::RecordLimit;
+        }
+        if watched.elapsed() >= WATCH_EVERY {
+            watched = Instant::now();
+            if pin_identity(tunables::TUNABLES_PIN) != pinned {
+                break End::SchedulerGone;
+            }
+        }
         std::thread::sleep(DRAIN_EVERY);
-        drain(&rb, &bad, false)?;
+        drain(&rb, &bad, &full, false)?;
         progress.show(started.elapsed(), events.borrow().len());
+    };
+    if end == End::SchedulerGone {
+        // Its map lives on through our descriptor only; nothing reads the switch any more.
+        guard.forget();
+    } else if let Err(e) = guard.switch_off() {
+        eprintln!("trace: could not switch the trace off: {e:#}");
     }
-    guard.switch_off()?;
     let duration_s = started.elapsed().as_secs_f64();
-    let counters: Metrics = stats
-        .request("stats", vec![])
-        .context("the scx_sis instance stopped answering")?;
-    // What was written before the switch took effect, to the end.
-    drain(&rb, &bad, true)?;
+    // The scheduler gone, its stats server is too: what was caught is kept all the same.
+    let counters = match end {
+        End::SchedulerGone => None,
+        _ => match stats.request::<Metrics>("stats", vec![]) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                eprintln!("trace: the scheduler's counters over the window are unavailable: {e:#}");
+                None
+            }
+        },
+    };
+    // What was written before the switch took effect, to the end (or to the limit).
+    drain(&rb, &bad, &full, true)?;
     progress.done();
     drop(rb);
 
@@ -131,10 +219,16 @@ pub fn capture(opts: &Options, shutdown: Arc<AtomicBool>) -> Result<Capture> {
     // Per CPU the buffer is in order; across CPUs records interleave by reservation, and a
     // decision carries the time its select_cpu began, before its record was reserved.
     events.sort_by_key(|e| e.ts);
+    let end = if full.get() && end != End::SchedulerGone {
+        End::RecordLimit
+    } else {
+        end
+    };
     Ok(Capture {
         events,
         duration_s,
         counters,
+        end,
     })
 }
 
@@ -148,6 +242,7 @@ const DRAIN_MAX: usize = 16384;
 fn drain(
     rb: &libbpf_rs::RingBuffer<'_>,
     bad: &RefCell<Option<anyhow::Error>>,
+    full: &std::cell::Cell<bool>,
     all: bool,
 ) -> Result<()> {
     let rc = if all {
@@ -158,7 +253,7 @@ fn drain(
     if let Some(e) = bad.borrow_mut().take() {
         return Err(e);
     }
-    if rc < 0 {
+    if rc < 0 && !full.get() {
         bail!(
             "failed to read the trace ring buffer: {}",
             std::io::Error::from_raw_os_error(-rc)
@@ -175,7 +270,7 @@ struct TraceOn<'a> {
 
 impl<'a> TraceOn<'a> {
     fn switch_on(map: &'a MapHandle, filter: &Filter, force: bool) -> Result<Self> {
-        let _lock = tunables::lock_exclusive(tunables::PIN_DIR)?;
+        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
         let old = tunables::read(map)?;
         if old.trace != 0 && !force {
             bail!(
@@ -204,8 +299,13 @@ impl<'a> TraceOn<'a> {
         Self::off(self.map)
     }
 
+    /// Leave the switch as it is: the scheduler it belonged to is gone.
+    fn forget(mut self) {
+        self.on = false;
+    }
+
     fn off(map: &MapHandle) -> Result<()> {
-        let _lock = tunables::lock_exclusive(tunables::PIN_DIR)?;
+        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
         let old = tunables::read(map)?;
         let mut new = old;
         new.trace = 0;

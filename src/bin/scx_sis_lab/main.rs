@@ -40,7 +40,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = program::parse_args("scx_sis_lab");
+    let cli: Cli = program::parse_args();
     let result = match &cli.command {
         Command::Bench(opts) => bench::run(opts),
         Command::Wakelat(opts) => latency::run(opts),

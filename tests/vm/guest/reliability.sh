@@ -108,8 +108,8 @@ ensure_sched() {
 show_line() { tr -s ' \n' ' ' <"$1" | cut -c1-400; }
 pin_state() { [ -e "$PIN" ] && echo present || echo absent; }
 
-# bad_start NAME BAD ARGS...: `scx_sis ARGS` must fail with one stderr line naming BAD, rc != 0,
-# nothing on stdout, and change nothing: state, ops, pin, the running daemon.
+# bad_start NAME BAD ARGS...: `scx_sis ARGS` must fail as a usage error (rc 2, clap's message
+# naming BAD), nothing on stdout, and change nothing: state, ops, pin, the running daemon.
 bad_start() {
   _n=$1 _bad=$2
   shift 2
@@ -119,7 +119,7 @@ bad_start() {
   _lines=$(wc -l </tmp/bad.err)
   _alive=$(sched_alive && echo yes || echo no)
   _d="scx_sis $* rc=$_rc stdout=$(wc -c </tmp/bad.out)B stderr_lines=$_lines: $(rel_oneline /tmp/bad.err); state $_st0->$(rel_state) pin $_pin0->$(pin_state) daemon alive $_alive0->$_alive"
-  if [ $_rc -ne 0 ] && [ $_rc -ne 137 ] && [ ! -s /tmp/bad.out ] && [ "$_lines" -eq 1 ] &&
+  if [ $_rc -eq 2 ] && [ ! -s /tmp/bad.out ] &&
     grep -q 'error' /tmp/bad.err && grep -qF -- "$_bad" /tmp/bad.err &&
     [ "$(rel_state)" = "$_st0" ] && [ "$(scx_ops)" = "$_ops0" ] && [ "$(pin_state)" = "$_pin0" ] &&
     [ "$_alive" = "$_alive0" ]; then
@@ -170,14 +170,15 @@ bad_start start_bad_sis_util_running cubic --sis-util cubic
 bad_start start_bad_threshold_running 5000 --prev-bias-threshold 5000
 bad_start start_bad_slice_running "'1'" --slice-us 1
 
-# bad_tune NAME BAD ARGS...: `tune ARGS` rc != 0, one stderr line naming BAD, nothing on stdout.
+# bad_tune NAME BAD ARGS...: `tune ARGS` a usage error (rc 2, clap's message naming BAD), nothing
+# on stdout.
 bad_tune() {
   _n=$1 _bad=$2
   shift 2
   tune "$@"
   _lines=$(wc -l <"$TUNE_ERR")
   _d="tune $* rc=$TUNE_RC stdout=$(wc -c <"$TUNE_OUT")B stderr_lines=$_lines: $(rel_oneline "$TUNE_ERR")"
-  if [ "$TUNE_RC" -ne 0 ] && [ "$TUNE_RC" -ne 137 ] && [ ! -s "$TUNE_OUT" ] && [ "$_lines" -eq 1 ] &&
+  if [ "$TUNE_RC" -eq 2 ] && [ ! -s "$TUNE_OUT" ] &&
     grep -q 'error' "$TUNE_ERR" && grep -qF -- "$_bad" "$TUNE_ERR"; then
     pass "$_n" "$_d"
   else
