@@ -117,8 +117,7 @@ __noinline int take_from_held(s32 cpu, u32 llc, u64 now)
 		s32 victim = llc_cpu_at(llc, i);
 
 		calls_pass();
-		if (victim != cpu && cpu_held(victim, now) &&
-		    dsq_nr_queued(cpu_dsq(victim)) &&
+		if (victim != cpu && cpu_held(victim, now) && dsq_nr_queued(cpu_dsq(victim)) &&
 		    move_traced(cpu_dsq(victim), SIS_MOVE_RESCUE_HELD)) {
 			stat_inc(SIS_CNT_RESCUES);
 			return true;

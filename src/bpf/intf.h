@@ -105,14 +105,14 @@ enum sis_counter {
 	SIS_CNT_DISPATCHES,	  /* ops.dispatch calls */
 	SIS_CNT_DISPATCH_CALLS,	  /* kfunc, helper and iterator calls they made (calls.bpf.h) */
 	SIS_CNT_DISPATCH_EMPTY,	  /* dispatches that found nothing: the CPU idles */
-	SIS_CNT_DISPATCH_EMPTY_CALLS, /* calls those made */
-	SIS_CNT_SELECT_CALLS,	  /* calls made by select_cpu */
-	SIS_CNT_ENQUEUE_CALLS,	  /* calls made by ops.enqueue */
-	SIS_CNT_RUNS,		  /* ops.running calls */
-	SIS_CNT_RUN_CALLS,	  /* calls made by ops.running and ops.stopping */
+	SIS_CNT_DISPATCH_EMPTY_CALLS,  /* calls those made */
+	SIS_CNT_SELECT_CALLS,	       /* calls made by select_cpu */
+	SIS_CNT_ENQUEUE_CALLS,	       /* calls made by ops.enqueue */
+	SIS_CNT_RUNS,		       /* ops.running calls */
+	SIS_CNT_RUN_CALLS,	       /* calls made by ops.running and ops.stopping */
 	SIS_CNT_STEAL_SKIP_SHORT_IDLE, /* idle dispatches that did not look: short idle periods */
-	SIS_CNT_SCAN_LAST_LOOK,	  /* nr_scan 0, and the one look at the LLC's idle mask found a CPU */
-	SIS_CNT_IDLE_WAITING_NS,  /* idle CPU time beside a task waiting over steal-min (timer) */
+	SIS_CNT_SCAN_LAST_LOOK, /* nr_scan 0, and the one look at the LLC's idle mask found a CPU */
+	SIS_CNT_IDLE_WAITING_NS, /* idle CPU time beside a task waiting over steal-min (timer) */
 	SIS_NR_COUNTERS,
 };
 

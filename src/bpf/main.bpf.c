@@ -502,7 +502,8 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 		tctx->stopped_at = now;
 		if (now > tctx->running_at) {
 			run_avg_update(tctx, now - tctx->running_at);
-			/* Weighted fairness: vtime advances inversely to the task's weight (100 = nice 0). */
+			/* Weighted fairness: vtime advances inversely to the task's weight (100 =
+			 * nice 0). */
 			task_set_dsq_vtime(p, vtime_after_run(p->scx.dsq_vtime, p->scx.weight,
 							      tctx->running_at, now));
 		}

@@ -37,7 +37,7 @@ static __always_inline struct task_struct *first_movable(u64 dsq, s32 cpu)
 	struct task_struct *p, *found = NULL;
 
 	calls_loop();
-	bpf_for_each(scx_dsq, p, dsq, 0) {
+	bpf_for_each (scx_dsq, p, dsq, 0) {
 		calls_pass();
 		if (movable_to(p, cpu)) {
 			found = p;
@@ -67,7 +67,7 @@ __noinline int move_judged(u64 dsq, s32 cpu, s32 pid, u64 now, u32 why)
 		return 0;
 	cctx->judged_wait = 0;
 	calls_loop();
-	bpf_for_each(scx_dsq, p, dsq, 0) {
+	bpf_for_each (scx_dsq, p, dsq, 0) {
 		calls_pass();
 		if (!movable_to(p, cpu))
 			continue;

@@ -88,7 +88,7 @@ struct pull_search {
 	s32 cpu;
 	u64 now;
 	u64 lag;
-	u64 min; /* steal-min */
+	u64 min;   /* steal-min */
 	u64 limit; /* a candidate's vtime must be before this */
 	u64 best;  /* the lowest candidate vtime so far */
 	s32 found; /* its CPU, -1 for none */
@@ -121,8 +121,8 @@ static __always_inline void pull_search_llc(struct pull_search *ps, struct sis_c
 }
 
 /* The CPUs of every LLC but @llc that may have work queued. */
-static __always_inline void pull_search_elsewhere(struct pull_search *ps,
-						  struct sis_cpu_ctx *cctx, u32 llc)
+static __always_inline void pull_search_elsewhere(struct pull_search *ps, struct sis_cpu_ctx *cctx,
+						  u32 llc)
 {
 	s32 victim;
 

@@ -64,7 +64,8 @@ struct sis_cpu_ctx {
 	u64 judged_vtime;
 	u64 judged_wait; /* how long the task a move took had waited queued */
 	u64 head_vtime;	 /* the vtime dsq_head_vtime() found */
-	/* The balance lag, steal-min and own queue length of the pull this CPU makes (pull.bpf.h). */
+	/* The balance lag, steal-min and own queue length of the pull this CPU makes (pull.bpf.h).
+	 */
 	u64 pull_lag;
 	u64 pull_min;
 	u64 pull_queued;
