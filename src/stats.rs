@@ -439,6 +439,6 @@ pub(crate) mod tests {
         let fields = text.lines().filter(|l| l.starts_with("  ")).count();
         let described = text.lines().filter(|l| l.contains(" : ")).count();
         assert_eq!(fields, described, "a field without a description:\n{text}");
-        assert_eq!(fields, 4 + 56 + 5, "{text}");
+        assert_eq!(fields, 4 + 55 + 5, "{text}");
     }
 }

@@ -287,7 +287,7 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 	 * one by one, so stopping saves real work; here the idle mask answers
 	 * for the whole LLC in one call, and an idle CPU given up costs the
 	 * wakee a wait behind a busy one (request/response work at twice as
-	 * many tasks as CPUs lost a fifth of its throughput without this look).
+	 * many tasks as CPUs: the seeds' tbench case).
 	 */
 	if (!nr) {
 		stat_add(s, SIS_CNT_SCAN_SKIPPED, 1);
