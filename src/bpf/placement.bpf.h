@@ -79,14 +79,13 @@ static __always_inline bool core_idle(s32 cpu)
 
 /*
  * sync: the waker is about to sleep, so run the wakee where the waker is,
- * when nothing else waits there: it runs as soon as the waker sleeps, on a
- * cache the two share, with no other CPU woken for it (the kernel's
- * scx_select_cpu_dfl() does the same). Else prev, if idle. Prev first
- * would send a pipe's two tasks each to the other's idle prev: a cross-CPU
- * wakeup per message for work that is serial anyway.
+ * unless prev (same LLC) is idle, which is as cache-warm and free right now,
+ * or busy but free again within steal-min: moving then costs more than the
+ * wait saves (the same test as a steal's, steal.bpf.h).
+ * @prev_busy: an ext task runs on prev, so it is not idle (no kfunc needed).
  */
 static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool prev_busy, u64 now,
-				       struct placement *pl)
+				       const struct sis_tunables *t, struct placement *pl)
 {
 	s32 waker = bpf_get_smp_processor_id();
 	struct task_struct *current = (void *)bpf_get_current_task_btf();
@@ -98,12 +97,15 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool pre
 	if (policy == SIS_SCHED_FIFO || policy == SIS_SCHED_RR || policy == SIS_SCHED_DEADLINE ||
 	    cpu_held(waker, now))
 		return false;
-	if (task_allows(p, waker) && !dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) &&
-	    !dsq_nr_queued(waker))
-		return place(pl, waker, SIS_PATH_SYNC, false);
 	if (!prev_busy && task_allows(p, prev) && test_and_clear_idle(prev))
 		return place(pl, prev, SIS_PATH_PREV_IDLE, true);
-	return false;
+	if (prev_busy && task_allows(p, prev) &&
+	    !wait_exceeds(prev, dsq_nr_queued(cpu_dsq(prev)) + 1, now, tun_steal_min_ns(t)))
+		return false;
+	if (!task_allows(p, waker) || dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) ||
+	    dsq_nr_queued(waker))
+		return false;
+	return place(pl, waker, SIS_PATH_SYNC, false);
 }
 
 /*
@@ -263,7 +265,8 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 	s32 cpu;
 
 	pl->nr_scan = nr;
-	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, prev_busy, now, pl))
+	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) &&
+	    stage_sync(p, prev, prev_busy, now, t, pl))
 		return;
 
 	if (prev_ok && !prev_busy && core_idle(prev) && test_and_clear_idle(prev)) {
