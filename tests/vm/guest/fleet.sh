@@ -15,9 +15,11 @@ STARTS='scx_sis on kernel'
 # A trace polls its scheduler's pin every 100 ms, so it stops recording within a second of the
 # daemon's letting go of the scheduler (the log's MARK line, or its exit); its exit, which this
 # measures, also waits for the last drain and the file's write (megabytes of JSON under TCG, which
-# runs the guest ~100x slower: 0.9-1.4 s seen in all). The kernel's own disable before the mark
-# (seconds under TCG with a workload running) is not the trace's to shorten.
-END_BOUND_CS=${SIS_FLEET_END_BOUND_CS:-300}
+# runs the guest ~100x slower, and slower still beside another VM on the host). The bound is what
+# tells a trace that noticed the scheduler's exit from one that records until its --duration (600
+# s here). The kernel's own disable before the mark (seconds under TCG with a workload running) is
+# not the trace's to shorten.
+END_BOUND_CS=${SIS_FLEET_END_BOUND_CS:-1000}
 
 # watch_end TRACE_PID MARK: poll every 50 ms until the trace exits (30 s at most); sets MARK_CS
 # (when MARK first showed in the scheduler log, or the daemon exited) and END_CS (when the
