@@ -129,6 +129,12 @@ llc_metrics! {
         "Idle CPU time, ns, while a task queued in the LLC had waited longer than steal-min (sampled every timer period): what work conservation missed";
     count steal_skip_short_idle = sis_counter_SIS_CNT_STEAL_SKIP_SHORT_IDLE,
         "Idle dispatches that did not look for work: this CPU's idle periods are shorter than steal-min";
+    count switches = sis_counter_SIS_CNT_SWITCHES,
+        "Back-to-back switches timed (a task started where one had just stopped, no idle between)";
+    count switch_ns = sis_counter_SIS_CNT_SWITCH_NS,
+        "Their summed length, ns: the machine's pace, which scales steal-min (switch_ns / switches over 2 us)";
+    count pulls_unlagged = sis_counter_SIS_CNT_PULLS_UNLAGGED,
+        "Pulls that moved a task whose vtime did not trail the puller's by the lag (a task other than the one judged): 0 unless judging and moving disagree";
     shards shards, "Per-shard wakequeue statistics, by shard index";
 }
 
@@ -439,6 +445,6 @@ pub(crate) mod tests {
         let fields = text.lines().filter(|l| l.starts_with("  ")).count();
         let described = text.lines().filter(|l| l.contains(" : ")).count();
         assert_eq!(fields, described, "a field without a description:\n{text}");
-        assert_eq!(fields, 4 + 55 + 5, "{text}");
+        assert_eq!(fields, 4 + 58 + 5, "{text}");
     }
 }

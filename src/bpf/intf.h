@@ -113,6 +113,9 @@ enum sis_counter {
 	SIS_CNT_STEAL_SKIP_SHORT_IDLE, /* idle dispatches that did not look: short idle periods */
 	SIS_CNT_SCAN_LAST_LOOK, /* nr_scan 0, and the one look at the LLC's idle mask found a CPU */
 	SIS_CNT_IDLE_WAITING_NS, /* idle CPU time beside a task waiting over steal-min (timer) */
+	SIS_CNT_SWITCHES,	 /* back-to-back switches timed for the pace (pace.bpf.h) */
+	SIS_CNT_SWITCH_NS,	 /* their summed length, one task's stop to the next one's start */
+	SIS_CNT_PULLS_UNLAGGED,	 /* pulls that moved a task not trailing by the lag: must stay 0 */
 	SIS_NR_COUNTERS,
 };
 

@@ -46,6 +46,7 @@
 #include "conserve.bpf.h"
 #include "dispatch.bpf.h"
 #include "held.bpf.h"
+#include "pace.bpf.h"
 #include "pelt.bpf.h"
 #include "placement.bpf.h"
 #include "sis_util.bpf.h"
@@ -192,7 +193,8 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u
 	if (!queued_wakeup && cpu == bpf_get_smp_processor_id())
 		return;
 	/* The wakee is not counted yet: an insert from ops.enqueue lands after it returns. */
-	if (!wait_exceeds(cpu, dsq_nr_queued(cpu_dsq(cpu)) + 1, now, tun_steal_min_ns(t))) {
+	if (!wait_exceeds(cpu, dsq_nr_queued(cpu_dsq(cpu)) + 1, now,
+			  steal_min_ns(t, cpu_ctx(cpu)))) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
@@ -326,7 +328,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id();
 	u32 llc = llc_of(cpu);
-	u64 now = now_ns(), nr;
+	u64 now = now_ns(), nr, min;
 	struct task_struct *head;
 	struct sis_tunables t;
 
@@ -356,8 +358,8 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	 * steal-min gets a stealer whatever the estimate said, one tick later at
 	 * the most, or an estimate that was wrong could leave it waiting for good.
 	 */
-	if (!head_waited(head, now, tun_steal_min_ns(&t)) &&
-	    !wait_exceeds(cpu, nr, now, tun_steal_min_ns(&t))) {
+	min = steal_min_ns(&t, cpu_ctx(cpu));
+	if (!head_waited(head, now, min) && !wait_exceeds(cpu, nr, now, min)) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
@@ -430,6 +432,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	u64 calls = calls_now();
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct sis_task_ctx *tctx = task_ctx(p);
+	struct sis_llc_stats *s = my_stats();
 	u64 now = now_ns();
 	struct sis_tunables t;
 
@@ -440,6 +443,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		/* The CPU idled since its last task stopped: fold that into its average idle. */
 		if (cctx->went_idle && cctx->stopped_at && now > cctx->stopped_at)
 			idle_avg_update(cctx, now - cctx->stopped_at);
+		pace_sample(cctx, now, s);
 		cctx->went_idle = 0;
 		vtime_resync(cctx, now, &t);
 		/*
@@ -473,12 +477,12 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		tctx->running_at = now;
 		tctx->slept = 0;
 		if (tctx->last_cpu >= 0 && tctx->last_cpu != cpu)
-			stat_inc(SIS_CNT_MIGRATIONS);
+			stat_add(s, SIS_CNT_MIGRATIONS, 1);
 		tctx->last_cpu = cpu;
 		wakeq_running(tctx, now);
 	}
-	stat_inc(SIS_CNT_RUNS);
-	stat_inc_by(SIS_CNT_RUN_CALLS, calls_now() - calls);
+	stat_add(s, SIS_CNT_RUNS, 1);
+	stat_add(s, SIS_CNT_RUN_CALLS, calls_now() - calls);
 }
 
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
@@ -569,7 +573,8 @@ static int sched_timerfn(void *map, int *key, struct bpf_timer *timer)
 
 	tun_snapshot(&t);
 	sis_util_update(now, t.sis_util_curve);
-	conservation_sample(now, tun_timer_period_ns(&t), tun_steal_min_ns(&t));
+	conservation_sample(now, tun_timer_period_ns(&t),
+			    steal_min_ns(&t, cpu_ctx(bpf_get_smp_processor_id())));
 	vtime_sample();
 	wakeq_sample(&t);
 	work_repair();

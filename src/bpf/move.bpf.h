@@ -50,7 +50,7 @@ static __always_inline struct task_struct *first_movable(u64 dsq, s32 cpu)
 /*
  * Move @dsq's first task that @cpu may take to @cpu's local DSQ, if it is
  * still the task judged (@pid). How long it had waited queued goes to
- * @cpu's judged_wait. Traced as @why. The task's moved_at is stamped
+ * @cpu's judged_wait, its vtime to judged_vtime. Traced as @why. The task's moved_at is stamped
  * (pull.bpf.h's churn rule). Global, so that the verifier checks the DSQ
  * iterator once, not at every pull and steal that moves.
  */
@@ -79,6 +79,7 @@ __noinline int move_judged(u64 dsq, s32 cpu, s32 pid, u64 now, u32 why)
 		moved = scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
 		if (!moved)
 			break;
+		cctx->judged_vtime = p->scx.dsq_vtime;
 		tctx = task_ctx(p);
 		if (tctx) {
 			cctx->judged_wait = now > tctx->queued_at ? now - tctx->queued_at : 0;

@@ -11,6 +11,7 @@
 #include "intf.h"
 #include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "pace.bpf.h"
 #include "pelt.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
@@ -100,7 +101,8 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool pre
 	if (!prev_busy && task_allows(p, prev) && test_and_clear_idle(prev))
 		return place(pl, prev, SIS_PATH_PREV_IDLE, true);
 	if (prev_busy && task_allows(p, prev) &&
-	    !wait_exceeds(prev, dsq_nr_queued(cpu_dsq(prev)) + 1, now, tun_steal_min_ns(t)))
+	    !wait_exceeds(prev, dsq_nr_queued(cpu_dsq(prev)) + 1, now,
+			  steal_min_ns(t, cpu_ctx(prev))))
 		return false;
 	if (!task_allows(p, waker) || dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) ||
 	    dsq_nr_queued(waker))

@@ -17,9 +17,10 @@
  * clock at wakeup (vtime.bpf.h), so its lag against another CPU measures
  * how far the two clocks drifted, not service owed; such a task is pulled
  * only once it has waited a whole lag. No task moves twice within a lag
- * unless it waited that long, and none is pulled from a CPU that would run
- * it within steal-min anyway, or whose queue is no longer than the puller's
- * (as the kernel balances only an imbalance: with queues alike, the lag is
+ * unless it waited that long (both waits in wall-clock time, the lag
+ * scaled by the machine's pace: pace.bpf.h), and none is pulled from a CPU
+ * that would run it within steal-min anyway, or whose queue is no longer
+ * than the puller's (as the kernel balances only an imbalance: with queues alike, the lag is
  * the noise of which task happened to run last, and moving it buys nothing
  * the next slice would not undo).
  */
@@ -31,6 +32,7 @@
 #include "balance.bpf.h"
 #include "calls.bpf.h"
 #include "move.bpf.h"
+#include "pace.bpf.h"
 #include "stats.bpf.h"
 #include "steal.bpf.h"
 #include "task.bpf.h"
@@ -56,11 +58,11 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct task_struct *head;
 	struct sis_task_ctx *h;
-	u64 waited, lag, min;
+	u64 waited, wait, min;
 
 	if (!cctx)
 		return 0;
-	lag = cctx->pull_lag;
+	wait = cctx->pull_wait;
 	min = cctx->pull_min;
 	if (victim < 0 || victim == cpu || !work_maybe(victim))
 		return 0;
@@ -71,7 +73,7 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 	if (!h)
 		return 0;
 	waited = now - h->queued_at;
-	if (waited < lag && (!h->requeued || now - h->moved_at < lag))
+	if (waited < wait && (!h->requeued || now - h->moved_at < wait))
 		return 0;
 	/* The task at the head of its queue waits only what the running task has left. */
 	if (!wait_exceeds(victim, 1, now, min))
@@ -135,6 +137,17 @@ static __always_inline void pull_search_elsewhere(struct pull_search *ps, struct
 }
 
 /*
+ * The task a pull moved trails @limit, as its judge found: counted when not,
+ * which would mean the move took a task nobody judged (a pinned head passed
+ * over for whatever followed it).
+ */
+static __always_inline void pull_check_moved(struct sis_cpu_ctx *cctx, u64 limit)
+{
+	if (!time_before(cctx->judged_vtime, limit))
+		stat_inc(SIS_CNT_PULLS_UNLAGGED);
+}
+
+/*
  * Pull for busy @cpu, whose next task has vtime @next: the most lagging
  * task owed service in the LLC, or, at most once per balance lag, in
  * another LLC at twice the lag. Global: the verifier checks it once.
@@ -158,10 +171,12 @@ __noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
 		if (ps.found >= 0 &&
 		    move_judged(cpu_dsq(ps.found), cpu, ps.pid, now, SIS_MOVE_PULL)) {
 			stat_inc(SIS_CNT_PULLS);
+			pull_check_moved(cctx, ps.limit);
 			return 1;
 		}
 	}
-	if (nr_llcs < 2 || !other_llc_work_maybe(llc) || now - cctx->remote_balance_at < ps.lag)
+	if (nr_llcs < 2 || !other_llc_work_maybe(llc) ||
+	    now - cctx->remote_balance_at < cctx->pull_wait)
 		return 0;
 	cctx->remote_balance_at = now;
 	ps.limit = next - SIS_REMOTE_LAGS * ps.lag;
@@ -170,6 +185,7 @@ __noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
 	if (ps.found >= 0 &&
 	    move_judged(cpu_dsq(ps.found), cpu, ps.pid, now, SIS_MOVE_PULL_REMOTE)) {
 		stat_inc(SIS_CNT_PULLS_REMOTE);
+		pull_check_moved(cctx, ps.limit);
 		return 1;
 	}
 	return 0;
@@ -185,7 +201,8 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 	if (!cctx || (!llc_work_maybe(llc) && !(nr_llcs > 1 && other_llc_work_maybe(llc))))
 		return false;
 	cctx->pull_lag = tun_balance_lag_ns(t);
-	cctx->pull_min = tun_steal_min_ns(t);
+	cctx->pull_wait = balance_wait_ns(t, cctx);
+	cctx->pull_min = steal_min_ns(t, cctx);
 	cctx->pull_queued = dsq_nr_queued(cpu_dsq(cpu));
 	next = vtime_charged(prev, now);
 	if (head_vtime(cpu_dsq(cpu), &own) && time_before(own, next))

@@ -25,6 +25,7 @@
 #include "balance.bpf.h"
 #include "calls.bpf.h"
 #include "move.bpf.h"
+#include "pace.bpf.h"
 #include "sis_util.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
@@ -265,7 +266,7 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct sis_llc_stats *s = my_stats();
-	u64 min = tun_steal_min_ns(t);
+	u64 min = steal_min_ns(t, cctx);
 	s32 victim = -1, other;
 
 	stat_add(s, SIS_CNT_STEAL_SCANS, 1);

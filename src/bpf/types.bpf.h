@@ -67,12 +67,15 @@ struct sis_cpu_ctx {
 	/* The balance lag, steal-min and own queue length of the pull this CPU makes (pull.bpf.h).
 	 */
 	u64 pull_lag;
+	u64 pull_wait; /* the balance lag as a wait in wall-clock time, scaled by the pace */
 	u64 pull_min;
 	u64 pull_queued;
 	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
 	u32 went_idle;
 	/* Average length of this CPU's idle periods, ns (0: none seen yet; steal.bpf.h). */
 	u64 avg_idle;
+	/* Average back-to-back switch on this CPU, ns (0: none seen yet; pace.bpf.h). */
+	u64 avg_switch;
 	u32 running;	       /* an ext task is on this CPU right now */
 	u64 stopped_at;	       /* when the last task stopped: a long gap means it idled */
 	u64 remote_balance_at; /* last look at other LLCs for a lagging task */

@@ -8,6 +8,8 @@
 //!   periods shorter than steal-min) and steals less than 0.
 //! - a stealer that a busy CPU kicked takes that CPU's work (steal_from_kicker).
 //! - every steal is in the wait histogram.
+//! - beside tasks bound to one CPU, pulls and steals still move tasks, and every pulled task
+//!   trailed by the lag its judge saw (the task judged is the task moved).
 
 use scx_sis::stats::{LlcMetrics, Metrics};
 
@@ -29,6 +31,7 @@ struct Sums {
     empty: u64,
     empty_calls: u64,
     short_idle: u64,
+    unlagged: u64,
 }
 
 impl Sums {
@@ -48,6 +51,7 @@ impl Sums {
             empty: s(|l| l.dispatch_empty),
             empty_calls: s(|l| l.dispatch_empty_calls),
             short_idle: s(|l| l.steal_skip_short_idle),
+            unlagged: s(|l| l.pulls_unlagged),
         }
     }
 
@@ -55,7 +59,7 @@ impl Sums {
         format!(
             "wakeups={} migrations={} steals={} (from kicker {}, in the wait histogram {}) \
              skipped={} short_idle={} scans={} looked={} kicks={} pulls={} empty_dispatches={} \
-             their_calls={}",
+             their_calls={} pulls_unlagged={}",
             self.wakeups,
             self.migrations,
             self.steals,
@@ -68,7 +72,8 @@ impl Sums {
             self.kicks,
             self.pulls,
             self.empty,
-            self.empty_calls
+            self.empty_calls,
+            self.unlagged
         )
     }
 }
@@ -88,9 +93,10 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         }
         m.as_ref().map(Sums::of)
     };
-    let (Some(idle), Some(dfl), Some(eager), Some(lazy)) = (
+    let (Some(idle), Some(dfl), Some(pinned), Some(eager), Some(lazy)) = (
         get("idle"),
         get("hb_default"),
+        get("hb_pinned"),
         get("hb_eager"),
         get("hb_lazy"),
     ) else {
@@ -99,6 +105,7 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     for (p, s) in [
         ("idle", &idle),
         ("hb_default", &dfl),
+        ("hb_pinned", &pinned),
         ("hb_eager", &eager),
         ("hb_lazy", &lazy),
     ] {
@@ -151,6 +158,16 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         format!(
             "steal-min 0: kicked stealers take the kicker's work: {}",
             eager.line()
+        ),
+    );
+    v.check(
+        "pinned_moves_judged",
+        pinned.steals + pinned.pulls > 0 && pinned.unlagged == 0 && dfl.unlagged == 0,
+        format!(
+            "beside tasks bound to CPU 1, tasks still move and every pull took a task that \
+             trailed by the lag (want moves > 0, pulls_unlagged 0): {} | default {}",
+            pinned.line(),
+            dfl.line()
         ),
     );
     for (p, s) in [("hb_default", &dfl), ("hb_eager", &eager)] {

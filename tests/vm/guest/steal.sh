@@ -1,8 +1,10 @@
 #!/bin/sh
-# Stealing on expected wait (issue 13): runs the workloads and records one monitor window per
-# phase (record mon PHASE); tests/vm/steal.rs judges them.
+# Stealing on expected wait: runs the workloads and records one monitor window per phase
+# (record mon PHASE); tests/vm/steal.rs judges them.
 #   idle         4 s with nothing to run: idle dispatches that look at (almost) no CPU.
 #   hb_default   hackbench under the default steal-min.
+#   hb_pinned    the same beside three busy loops bound to CPU 1, whose queue then holds
+#                tasks no other CPU may take: moves from it must take the task they judged.
 #   hb_eager     the same with --steal-min-us 0 (steal whatever waits), switched live.
 #   hb_lazy      the same with --steal-min-us 100000: heads are left as young.
 # Env: SIS_HACKBENCH_ARGS (default "-g 2 -l 100").
@@ -41,6 +43,17 @@ tune() {
 window idle sleep 4
 # shellcheck disable=SC2086
 window hb_default hackbench $hb_args
+pinned=''
+for _ in 1 2 3; do
+  taskset -c 1 sh -c 'while :; do :; done' &
+  pinned="$pinned $!"
+done
+# shellcheck disable=SC2086
+window hb_pinned hackbench $hb_args
+# shellcheck disable=SC2086
+kill -KILL $pinned 2>/dev/null
+# shellcheck disable=SC2086
+wait $pinned 2>/dev/null
 tune --steal-min-us 0
 # shellcheck disable=SC2086
 window hb_eager hackbench $hb_args

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The machine's pace: how long this CPU takes to go from one task's stop to
+ * the next task's start when it did not idle in between (the scheduler's own
+ * path: put_prev, dispatch, pick, set_next). Everything the scheduler does
+ * is slower by the same factor on a slower machine, the tasks' runs too:
+ * under an emulator a switch and a run both take 50-100x their hardware
+ * length. steal-min is a migration's cost on hardware; scaled by the pace it
+ * stays in proportion to the tasks' runs on any machine, so one default
+ * holds back the same steals on hardware and under emulation.
+ *
+ * On hardware the switch path takes well under SIS_PACE_HW_SWITCH_NS, so
+ * the pace is 1 there and steal-min is what it says. Each CPU keeps its own
+ * average (no cache line shared between CPUs on every switch).
+ */
+#ifndef __SIS_PACE_BPF_H
+#define __SIS_PACE_BPF_H
+
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "stats.bpf.h"
+#include "tunables.bpf.h"
+#include "types.bpf.h"
+
+enum {
+	/* A back-to-back switch through ops.dispatch on current x86 hardware takes 0.3-1.5 us. */
+	SIS_PACE_HW_SWITCH_NS = 2000,
+	/* Weight of the newest switch in the average: 1/16. */
+	SIS_PACE_AVG_SHIFT = 4,
+	/* Largest pace: a switch longer than this many hardware switches was not one (a stall). */
+	SIS_PACE_MAX = 256,
+};
+
+/*
+ * At running, on @cctx's CPU, after a task stopped there at stopped_at and
+ * the CPU did not idle: fold the gap into the CPU's average switch and count
+ * it in @s.
+ */
+static __always_inline void pace_sample(struct sis_cpu_ctx *cctx, u64 now, struct sis_llc_stats *s)
+{
+	u64 gap;
+
+	if (cctx->went_idle || !cctx->stopped_at || now <= cctx->stopped_at)
+		return;
+	gap = now - cctx->stopped_at;
+	if (gap > SIS_PACE_MAX * SIS_PACE_HW_SWITCH_NS)
+		return;
+	stat_add(s, SIS_CNT_SWITCHES, 1);
+	stat_add(s, SIS_CNT_SWITCH_NS, gap);
+	if (!cctx->avg_switch) {
+		cctx->avg_switch = gap;
+		return;
+	}
+	cctx->avg_switch = cctx->avg_switch - (cctx->avg_switch >> SIS_PACE_AVG_SHIFT) +
+			   (gap >> SIS_PACE_AVG_SHIFT);
+}
+
+/* @cctx's pace: its average switch in hardware switches, at least 1 (NULL: 1). */
+static __always_inline u64 pace_of(const struct sis_cpu_ctx *cctx)
+{
+	u64 pace = cctx ? cctx->avg_switch / SIS_PACE_HW_SWITCH_NS : 1;
+
+	return pace > 1 ? pace : 1;
+}
+
+/* steal-min on @cctx's CPU, ns: the tunable, scaled by the CPU's pace. */
+static __always_inline u64 steal_min_ns(const struct sis_tunables *t,
+					const struct sis_cpu_ctx *cctx)
+{
+	return tun_steal_min_ns(t) * pace_of(cctx);
+}
+
+/*
+ * The balance lag as time waited in a queue, ns, on @cctx's CPU: scaled by
+ * the pace like steal-min. The lag itself, a difference of vtimes (service
+ * received), is not: it counts run time, which a slower machine stretches
+ * as much as it stretches the slice.
+ */
+static __always_inline u64 balance_wait_ns(const struct sis_tunables *t,
+					   const struct sis_cpu_ctx *cctx)
+{
+	return tun_balance_lag_ns(t) * pace_of(cctx);
+}
+
+#endif /* __SIS_PACE_BPF_H */
