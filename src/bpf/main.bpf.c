@@ -443,7 +443,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		/* The CPU idled since its last task stopped: fold that into its average idle. */
 		if (cctx->went_idle && cctx->stopped_at && now > cctx->stopped_at)
 			idle_avg_update(cctx, now - cctx->stopped_at);
-		pace_sample(cctx, now, s);
+		pace_sample(cpu, now);
 		cctx->went_idle = 0;
 		vtime_resync(cctx, now, &t);
 		/*

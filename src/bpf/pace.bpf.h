@@ -19,6 +19,7 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "stats.bpf.h"
+#include "topo.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 
@@ -32,27 +33,32 @@ enum {
 };
 
 /*
- * At running, on @cctx's CPU, after a task stopped there at stopped_at and
- * the CPU did not idle: fold the gap into the CPU's average switch and count
- * it in @s.
+ * At running on @cpu, after a task stopped there and the CPU did not idle
+ * (went_idle not yet cleared): fold the gap into the CPU's average switch
+ * and count it. Global, so that the verifier walks its branches once rather
+ * than once per path through ops.running.
  */
-static __always_inline void pace_sample(struct sis_cpu_ctx *cctx, u64 now, struct sis_llc_stats *s)
+__noinline int pace_sample(s32 cpu, u64 now)
 {
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_llc_stats *s;
 	u64 gap;
 
-	if (cctx->went_idle || !cctx->stopped_at || now <= cctx->stopped_at)
-		return;
+	if (!cctx || cctx->went_idle || !cctx->stopped_at || now <= cctx->stopped_at)
+		return 0;
 	gap = now - cctx->stopped_at;
 	if (gap > SIS_PACE_MAX * SIS_PACE_HW_SWITCH_NS)
-		return;
+		return 0;
+	s = my_stats();
 	stat_add(s, SIS_CNT_SWITCHES, 1);
 	stat_add(s, SIS_CNT_SWITCH_NS, gap);
 	if (!cctx->avg_switch) {
 		cctx->avg_switch = gap;
-		return;
+		return 1;
 	}
 	cctx->avg_switch = cctx->avg_switch - (cctx->avg_switch >> SIS_PACE_AVG_SHIFT) +
 			   (gap >> SIS_PACE_AVG_SHIFT);
+	return 1;
 }
 
 /* @cctx's pace: its average switch in hardware switches, at least 1 (NULL: 1). */
