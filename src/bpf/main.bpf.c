@@ -100,7 +100,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 {
 	/* Filed under prev's LLC: where the wakeup came from, not where the waker runs. */
 	struct sis_llc_stats *s = stats_of_llc(llc_of(prev_cpu));
-	struct placement pl = {.s = s, .cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
+	struct placed pl = {.cpu = prev_cpu, .path = SIS_PATH_FALLBACK};
 	u64 calls = calls_now(), start = now_ns();
 	/* Self-timing costs two clock reads; bpf_stats times every call, so sample ours. */
 	bool timed = s && !(s->counters[SIS_CNT_WAKEUPS] & (SIS_COST_SAMPLE_EVERY - 1));
@@ -112,7 +112,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		pl.path = SIS_PATH_KERNEL_DFL;
 		stat_path(s, SIS_PATH_KERNEL_DFL);
 	} else {
-		pick_cpu(p, prev_cpu, wake_flags, start, &t, s, &pl);
+		pick_cpu(p, wake_flags, start, &t, &pl);
 	}
 	if (timed || t.trace) {
 		u64 cost = now_ns() - start;

@@ -27,13 +27,19 @@ enum {
 	SIS_SCHED_DEADLINE = 6,
 };
 
-struct placement {
-	struct sis_llc_stats *s; /* prev's LLC's counters */
+/* A wakeup's placement: what select_cpu inserts, counts and traces. */
+struct placed {
 	s32 cpu;
 	enum sis_path path;
 	bool idle;   /* @cpu was idle and is now claimed for the task */
 	u32 nr_scan; /* SIS_UTIL's limit for prev's LLC, and the CPUs the scan tested (trace) */
 	u32 tested;
+};
+
+/* The stages' working state: the placement, and prev's LLC's counters. */
+struct placement {
+	struct sis_llc_stats *s;
+	struct placed out;
 };
 
 /* @p may run on @cpu; a negative @cpu (no CPU) never matches. No cpumask test for most tasks. */
@@ -56,9 +62,9 @@ static __always_inline bool task_allows(struct task_struct *p, s32 cpu)
  */
 static __always_inline bool place(struct placement *pl, s32 cpu, enum sis_path path, bool idle)
 {
-	pl->cpu = cpu;
-	pl->path = path;
-	pl->idle = idle;
+	pl->out.cpu = cpu;
+	pl->out.path = path;
+	pl->out.idle = idle;
 	stat_path(pl->s, path);
 	return true;
 }
@@ -169,7 +175,7 @@ static __always_inline s32 llc_scan(struct task_struct *p, s32 target, u32 llc, 
 	}
 
 	stat_add(s, SIS_CNT_SCAN_VISITED, visited);
-	pl->tested = visited;
+	pl->out.tested = visited;
 	if (found >= 0)
 		stat_add(s, SIS_CNT_SCAN_FOUND, 1);
 	return found;
@@ -253,9 +259,9 @@ static __always_inline void place_off_held(struct task_struct *p, s32 prev, u64 
  * is busy comes from our own per-CPU state, not from the idle masks, and the
  * cpumask tests are skipped for tasks allowed everywhere.
  */
-static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_flags, u64 now,
-				     const struct sis_tunables *t, struct sis_llc_stats *s,
-				     struct placement *pl)
+static __always_inline void pick_stages(struct task_struct *p, s32 prev, u64 wake_flags, u64 now,
+					const struct sis_tunables *t, struct sis_llc_stats *s,
+					struct placement *pl)
 {
 	u32 llc = llc_of(prev);
 	u32 nr = llc_nr_scan[llc & (SIS_MAX_LLCS - 1)];
@@ -266,7 +272,7 @@ static __always_inline void pick_cpu(struct task_struct *p, s32 prev, u64 wake_f
 	const struct cpumask *mask;
 	s32 cpu;
 
-	pl->nr_scan = nr;
+	pl->out.nr_scan = nr;
 	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) &&
 	    stage_sync(p, prev, prev_busy, now, t, pl))
 		return;
@@ -341,6 +347,29 @@ fallback:
 		return;
 	}
 	place(pl, prev, SIS_PATH_FALLBACK, false);
+}
+
+/*
+ * Place @p's wakeup through the stages: @out holds prev's CPU on entry and
+ * the placement on return; the path is counted under prev's LLC. Global:
+ * the verifier walks the stages once, on their own, and select_cpu's tail
+ * (insert, counters, trace) once rather than once per stage outcome.
+ */
+__noinline int pick_cpu(struct task_struct *p __arg_trusted, u64 wake_flags, u64 now,
+			const struct sis_tunables *t, struct placed *out)
+{
+	struct placement pl = {};
+	s32 prev;
+
+	if (!p || !t || !out)
+		return 0;
+	prev = out->cpu;
+	pl.s = stats_of_llc(llc_of(prev));
+	pl.out.cpu = prev;
+	pl.out.path = SIS_PATH_FALLBACK;
+	pick_stages(p, prev, wake_flags, now, t, pl.s, &pl);
+	*out = pl.out;
+	return 0;
 }
 
 #endif /* __SIS_PLACEMENT_BPF_H */
