@@ -17,6 +17,7 @@ mod report;
 mod results;
 mod runner;
 mod summary;
+mod verdict;
 mod vm;
 mod workload;
 
