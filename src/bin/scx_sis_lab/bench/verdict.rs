@@ -67,7 +67,9 @@ pub enum Verdict {
     Better,
     Worse,
     /// The interval holds 1: a difference below `detectable_pct` would not have shown.
-    NoDifference { detectable_pct: f64 },
+    NoDifference {
+        detectable_pct: f64,
+    },
 }
 
 impl Verdict {
@@ -173,7 +175,9 @@ pub mod tests {
 
     /// `n` run times around `median` with a log-normal spread of `sigma` (about its CV).
     pub fn runs(rng: &mut fastrand::Rng, n: usize, median: f64, sigma: f64) -> Vec<f64> {
-        (0..n).map(|_| median * (sigma * normal(rng)).exp()).collect()
+        (0..n)
+            .map(|_| median * (sigma * normal(rng)).exp())
+            .collect()
     }
 
     /// Of `trials` synthetic A/Bs with B's true median `ratio` times A's: how many intervals
@@ -246,9 +250,17 @@ pub mod tests {
     fn degenerate_samples() {
         let mut b = Bootstrap::default();
         assert_eq!(b.ratio(&[], &[1.0]), None);
-        assert_eq!(b.ratio(&[0.0, 0.0], &[1.0]), None, "no ratio to a zero median");
+        assert_eq!(
+            b.ratio(&[0.0, 0.0], &[1.0]),
+            None,
+            "no ratio to a zero median"
+        );
         let i = b.ratio(&[2.0], &[3.0]).unwrap();
-        assert_eq!((i.ratio, i.lo, i.hi), (1.5, 1.5, 1.5), "one run a side: no spread");
+        assert_eq!(
+            (i.ratio, i.lo, i.hi),
+            (1.5, 1.5, 1.5),
+            "one run a side: no spread"
+        );
         let i = b.ratio(&[4.0, f64::NAN, 4.0], &[2.0, 2.0]).unwrap();
         assert_eq!((i.ratio, i.n_base), (0.5, 2));
         assert_eq!(
