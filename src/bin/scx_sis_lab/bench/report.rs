@@ -635,12 +635,14 @@ pub fn markdown(records: &[RunRecord], meta: &Meta) -> String {
         let _ = writeln!(out, "- {n}");
     }
     let ok = records.iter().filter(|r| r.ok).count();
-    let _ = writeln!(
+    let _ =
+        writeln!(
         out,
         "- {} runs ({ok} ok), {} repeat(s), interleaved (repeat 1 of every configuration, then \
          repeat 2, ...)",
         records.len(),
-        meta.repeats
+        // --until-ci decides the rounds as it goes: count those that ran.
+        records.iter().map(|r| r.repeat).max().unwrap_or(meta.repeats)
     );
     let _ = writeln!(
         out,
@@ -788,6 +790,181 @@ mod tests {
         // The internals row (the last "| trace-on |" line): 9000 records, none dropped.
         let internals = md.lines().rfind(|l| l.starts_with("| trace-on |")).unwrap();
         assert!(internals.contains("| 9000 | 0 | 1.50 |"), "{internals}");
+    }
+
+    /// Five rounds of eevdf, its A/A copy and a configuration with 5x the migrations at the
+    /// same time: the report opens with the noise floor, then the verdicts.
+    fn five_rounds(hw: bool) -> (Vec<RunRecord>, Meta) {
+        let times = [10.0, 10.4, 9.7, 10.1, 9.9];
+        let mut recs = vec![];
+        for (i, t) in times.into_iter().enumerate() {
+            let repeat = i as u32 + 1;
+            for (c, shift, migr) in [
+                ("eevdf", 1.0, 100),
+                ("eevdf-aa", 1.01, 101),
+                ("wakeq-1", 0.99, 500),
+            ] {
+                let mut r = rec(
+                    c,
+                    Workload::Hackbench,
+                    repeat,
+                    t * shift,
+                    migr + i as u64 * 3,
+                );
+                if hw {
+                    r.cycles = Some(1_000_000 + i as u64 * 1000);
+                    r.instructions = Some(if c == "wakeq-1" { 800_000 } else { 1_200_000 });
+                    r.llc_loads = Some(5000);
+                    r.hw_unsupported = vec!["LLC-load-misses".into()];
+                } else {
+                    r.hw_unsupported = HW_EVENTS.iter().map(|e| e.to_string()).collect();
+                }
+                recs.push(r);
+            }
+        }
+        let mut m = meta();
+        m.configs = vec![
+            ("eevdf".into(), "EEVDF".into()),
+            ("eevdf-aa".into(), "EEVDF again".into()),
+            ("wakeq-1".into(), "scx_sis --wakeq on".into()),
+        ];
+        m.aa = Some(("eevdf-aa".into(), "eevdf".into()));
+        (recs, m)
+    }
+
+    #[test]
+    fn the_report_leads_with_the_noise_floor_then_the_verdicts() {
+        let (recs, m) = five_rounds(false);
+        let md = markdown(&recs, &m);
+        let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("no {s} in\n{md}"));
+        assert!(at("## Noise floor (A/A)") < at("## Verdicts"));
+        assert!(at("## Verdicts") < at("Configurations:"));
+        assert!(at("Configurations:") < at("## hackbench"));
+        let verdict = |prefix: &str| -> Vec<&str> {
+            md.lines()
+                .find(|l| l.starts_with(prefix))
+                .unwrap_or_else(|| panic!("no {prefix} in\n{md}"))
+                .split('|')
+                .map(str::trim)
+                .collect()
+        };
+        let v = verdict("| hackbench | migrations | wakeq-1 |");
+        assert_eq!(v[7], "worse", "{v:?}");
+        let lo: f64 = v[5]
+            .split(' ')
+            .next()
+            .unwrap()
+            .trim_end_matches('x')
+            .parse()
+            .unwrap();
+        assert!(lo > 1.0, "the interval excludes 1: {v:?}");
+        let v = verdict("| hackbench | time s | wakeq-1 |");
+        assert!(
+            v[7].starts_with("no difference detectable at this noise (smallest detectable ±"),
+            "{v:?}"
+        );
+        // The A/A copy is judged in the noise floor only, against its original.
+        assert!(!md.contains("| hackbench | time s | eevdf-aa |"), "{md}");
+        let floor = verdict("| hackbench | time s |");
+        assert!(
+            floor[6].starts_with("no difference detectable"),
+            "{floor:?}"
+        );
+        assert_eq!(floor[5], "5/5");
+        // Under a PMU without hardware counters: one sentence, no column.
+        assert_eq!(
+            md.matches("not supported on this machine").count(),
+            1,
+            "{md}"
+        );
+        assert!(!md.contains("| cycles") && !md.contains("| IPC"), "{md}");
+        assert!(!md.contains("Fewer than"), "five runs a side are enough");
+    }
+
+    #[test]
+    fn hardware_counters_get_columns_and_verdicts_where_counted() {
+        let (recs, m) = five_rounds(true);
+        let md = markdown(&recs, &m);
+        assert!(
+            md.contains("| cycles | instructions | IPC | LLC loads |"),
+            "{md}"
+        );
+        assert!(
+            !md.contains("| LLC misses"),
+            "never counted: no column\n{md}"
+        );
+        assert!(
+            md.contains("The hardware counters LLC-load-misses are not supported"),
+            "{md}"
+        );
+        let ipc = md
+            .lines()
+            .find(|l| l.starts_with("| hackbench | IPC (higher is better) | wakeq-1 |"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(
+            ipc.ends_with("| worse |"),
+            "fewer instructions per cycle: {ipc}"
+        );
+    }
+
+    #[test]
+    fn a_custom_workload_is_judged_by_its_named_metric() {
+        use crate::bench::workload::{parse_custom, parse_metric};
+        let mut c = parse_custom("pipeops=perf bench sched pipe -l 1000").unwrap();
+        c.metrics.push(
+            parse_metric("pipeops:ops/s:higher=([0-9]+) ops/sec")
+                .unwrap()
+                .1,
+        );
+        let w = Workload::Custom("pipeops");
+        let mut recs = vec![];
+        for repeat in 1..=3 {
+            for (config, ops) in [("eevdf", 1000.0), ("all-on", 2000.0)] {
+                let mut r = rec(config, w, repeat, 2.0 + repeat as f64 / 10.0, 10);
+                r.metrics.insert("ops/s".into(), ops + repeat as f64);
+                r.command = c.command.clone();
+                recs.push(r);
+            }
+        }
+        let mut m = meta();
+        m.workloads = vec![w];
+        m.custom = vec![c];
+        let md = markdown(&recs, &m);
+        assert!(
+            md.contains("## pipeops\n\n`perf bench sched pipe -l 1000`"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| config | wall s | ops/s | migrations |"),
+            "{md}"
+        );
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| pipeops | ops/s (higher is better) | all-on | 2.00x |"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(row.ends_with("| better |"), "{row}");
+        assert!(md.contains("Fewer than 5 runs a side"), "{md}");
+        assert!(
+            !md.contains("| pipeops | wall s |"),
+            "a named metric replaces the wall time's verdict"
+        );
+    }
+
+    #[test]
+    fn until_ci_says_why_it_stopped() {
+        let (recs, mut m) = five_rounds(false);
+        m.until_ci = Some(1000.0);
+        m.max_repeats = Some(5);
+        let md = markdown(&recs, &m);
+        assert!(
+            md.contains(
+                "--until-ci 1000: stopped after 5 rounds, every interval narrower than 1000%"
+            ),
+            "{md}"
+        );
+        m.until_ci = Some(0.01);
+        let md = markdown(&recs, &m);
+        assert!(md.contains("--until-ci 0.01: the budget ran out after 5 rounds (--max-repeats 5) with the widest interval still"), "{md}");
     }
 
     #[test]

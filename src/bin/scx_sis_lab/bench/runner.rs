@@ -829,6 +829,83 @@ pub fn run_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::config::resolve;
+    use crate::bench::verdict::tests::runs;
+
+    /// How many rounds `another_round` lets a plan of eevdf and all-on under hackbench run,
+    /// when every run's numbers scatter by `sigma` (log-normal) around the same medians.
+    fn rounds_until_narrow(sigma: f64, repeats: u32, max: u32) -> (u32, Vec<RunRecord>) {
+        let plan = Plan {
+            repeats,
+            configs: resolve(Some(&["all-on".into()]), &[], &[], false).unwrap(),
+            workloads: vec![Workload::Hackbench],
+            quick: true,
+            work: 1.0,
+            custom: vec![],
+            until_ci: Some(10.0),
+            max_repeats: Some(max),
+        };
+        let mut rng = fastrand::Rng::with_seed(11);
+        let (mut records, mut done) = (Vec::new(), 0);
+        while another_round(&plan, &records, done) {
+            done += 1;
+            for c in &plan.configs {
+                let mut r = RunRecord::new(&c.name, c.kind(), Workload::Hackbench, done);
+                r.ok = true;
+                r.time_s = Some(runs(&mut rng, 1, 10.0, sigma)[0]);
+                r.migrations = Some(runs(&mut rng, 1, 1000.0, sigma)[0] as u64);
+                r.context_switches = Some(runs(&mut rng, 1, 5000.0, sigma)[0] as u64);
+                records.push(r);
+            }
+        }
+        (done, records)
+    }
+
+    #[test]
+    fn until_ci_stops_once_every_interval_is_narrow_or_the_budget_is_spent() {
+        // Quiet runs: the intervals are narrow after the --repeats rounds; no round is added.
+        let (done, _) = rounds_until_narrow(0.005, 5, 30);
+        assert_eq!(done, 5);
+        // Noise no interval of 30 rounds can narrow to 10%: the budget ends it.
+        let (done, records) = rounds_until_narrow(0.5, 3, 12);
+        assert_eq!(done, 12);
+        assert_eq!(records.len(), 24, "every round ran every configuration");
+        // In between: more than --repeats, fewer than the budget, and narrow when it stopped.
+        let (done, records) = rounds_until_narrow(0.05, 3, 40);
+        assert!(done > 3 && done < 40, "{done} rounds");
+        let plan_meta = |n| crate::bench::report::Meta {
+            until_ci: Some(10.0),
+            ..Plan {
+                repeats: n,
+                configs: resolve(Some(&["all-on".into()]), &[], &[], false).unwrap(),
+                workloads: vec![Workload::Hackbench],
+                quick: true,
+                work: 1.0,
+                custom: vec![],
+                until_ci: Some(10.0),
+                max_repeats: Some(40),
+            }
+            .meta(vec![])
+        };
+        let s = report::ci_status(&records, &plan_meta(3)).unwrap();
+        assert!(
+            s.narrow && s.widest_pct < 10.0,
+            "{} {}",
+            s.widest_pct,
+            s.widest
+        );
+        let fewer: Vec<RunRecord> = records
+            .iter()
+            .filter(|r| r.repeat < done)
+            .cloned()
+            .collect();
+        let s = report::ci_status(&fewer, &plan_meta(3)).unwrap();
+        assert!(
+            !s.narrow,
+            "one round earlier it was still {}% wide",
+            s.widest_pct
+        );
+    }
 
     #[test]
     fn bpf_delta_uses_programs_present_in_both_snapshots() {
