@@ -529,9 +529,9 @@ fn no_sched_ext_6_12() {
     );
 }
 
-// `scx_sis_lab bench --vm --quick` end to end, one boot (~4 min): the guest (bench.sh) runs
-// EEVDF, EEVDF again as an A/A copy (`--aa`) and the wakequeue with one shard, 5 interleaved
-// rounds of hackbench and of a custom workload (perf bench's pipe, scored by the ops/s it
+// `scx_sis_lab bench --vm --quick --work 0.5` end to end, one boot (~3-4 min): the guest
+// (bench.sh) runs EEVDF, EEVDF again as an A/A copy (`--aa`) and the wakequeue with one shard, 5
+// interleaved rounds (the fewest whose intervals hold their 95%) of hackbench and of a custom workload (perf bench's pipe, scored by the ops/s it
 // prints); the host renders results.md and results.svg. The lab finds the harness above its own
 // binary (target/release/../..), and is told the scx_sis to install.
 #[test]
@@ -548,8 +548,8 @@ fn bench_quick_7() {
         "vm: scx_sis_lab bench --vm --quick, results in {}",
         out.display()
     ));
-    let args = "bench --vm --kernel 7 --quick --repeats 5 --configs eevdf,wakeq-1 --aa \
-                --workloads hackbench --out";
+    let args = "bench --vm --kernel 7 --quick --work 0.5 --repeats 5 --configs eevdf,wakeq-1 \
+                --aa --workloads hackbench --out";
     let status = Command::new(env!("CARGO_BIN_EXE_scx_sis_lab"))
         .args(args.split_whitespace())
         .arg(&out)

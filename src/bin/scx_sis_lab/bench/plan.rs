@@ -74,7 +74,13 @@ impl Plan {
             configs: self
                 .configs
                 .iter()
-                .map(|c| (c.name.clone(), c.describe()))
+                .map(|c| match &c.aa_of {
+                    Some(of) => (
+                        c.name.clone(),
+                        format!("{}: `{of}` again, the A/A copy", c.describe()),
+                    ),
+                    None => (c.name.clone(), c.describe()),
+                })
                 .collect(),
             workloads: self.workloads.clone(),
             repeats: self.repeats,

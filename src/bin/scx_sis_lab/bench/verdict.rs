@@ -80,7 +80,13 @@ impl Verdict {
             Verdict::NoDifference { detectable_pct } if detectable_pct.is_finite() => format!(
                 "no difference detectable at this noise (smallest detectable ±{detectable_pct:.1}%)"
             ),
-            Verdict::NoDifference { .. } => "no difference detectable at this noise".into(),
+            // An unbounded interval: some resampled baseline median was 0 (a count that is 0 in
+            // most of the baseline's runs), so no ratio bounds it.
+            Verdict::NoDifference { .. } => {
+                "no difference detectable at this noise (unbounded: the baseline counted 0 in \
+                 most of its runs)"
+                    .into()
+            }
         }
     }
 }
@@ -253,6 +259,17 @@ pub mod tests {
             None,
             "no ratio to a zero median"
         );
+        // A count that is mostly 0 in the baseline: resampled medians of 0 leave it unbounded.
+        let i = b.ratio(&[0.0, 0.0, 1.0, 2.0, 0.0], &[0.0, 1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(i, None, "a baseline median of 0 has no ratio");
+        let i = b
+            .ratio(&[0.0, 0.0, 1.0, 2.0, 1.0], &[0.0, 1.0, 0.0, 0.0, 0.0])
+            .unwrap();
+        assert_eq!((i.ratio, i.lo, i.hi), (0.0, 0.0, f64::INFINITY));
+        assert!(i
+            .verdict(Better::Lower)
+            .words()
+            .ends_with("(unbounded: the baseline counted 0 in most of its runs)"));
         let i = b.ratio(&[2.0], &[3.0]).unwrap();
         assert_eq!(
             (i.ratio, i.lo, i.hi),
