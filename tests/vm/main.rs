@@ -548,8 +548,9 @@ fn bench_quick_7() {
         "vm: scx_sis_lab bench --vm --quick, results in {}",
         out.display()
     ));
+    // --timeout: the lab's own estimate allows a minute for each run of a custom workload.
     let args = "bench --vm --kernel 7 --quick --work 0.5 --repeats 5 --configs eevdf,wakeq-1 \
-                --aa --workloads hackbench --out";
+                --aa --workloads hackbench --timeout 900 --out";
     let status = Command::new(env!("CARGO_BIN_EXE_scx_sis_lab"))
         .args(args.split_whitespace())
         .arg(&out)
