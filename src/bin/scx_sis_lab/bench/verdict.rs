@@ -80,13 +80,11 @@ impl Verdict {
             Verdict::NoDifference { detectable_pct } if detectable_pct.is_finite() => format!(
                 "no difference detectable at this noise (smallest detectable ±{detectable_pct:.1}%)"
             ),
-            // An unbounded interval: some resampled baseline median was 0 (a count that is 0 in
-            // most of the baseline's runs), so no ratio bounds it.
-            Verdict::NoDifference { .. } => {
-                "no difference detectable at this noise (unbounded: the baseline counted 0 in \
-                 most of its runs)"
-                    .into()
-            }
+            // An interval reaching 0 or infinity: resampled medians of 0 on one side (a count
+            // that is 0 in many of its runs), so no ratio away from 1 could be ruled out.
+            Verdict::NoDifference { .. } => "no difference detectable at this noise (too few \
+                                             events: one side counted 0 in many runs)"
+                .into(),
         }
     }
 }
@@ -269,7 +267,12 @@ pub mod tests {
         assert!(i
             .verdict(Better::Lower)
             .words()
-            .ends_with("(unbounded: the baseline counted 0 in most of its runs)"));
+            .ends_with("(too few events: one side counted 0 in many runs)"));
+        let i = b
+            .ratio(&[1.0, 1.0, 2.0, 1.0, 3.0], &[0.0, 0.0, 1.0, 2.0, 0.0])
+            .unwrap();
+        assert!(i.lo == 0.0 && i.hi.is_finite(), "{i:?}");
+        assert!(i.verdict(Better::Lower).words().contains("too few events"));
         let i = b.ratio(&[2.0], &[3.0]).unwrap();
         assert_eq!(
             (i.ratio, i.lo, i.hi),
