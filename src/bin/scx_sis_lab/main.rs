@@ -29,8 +29,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// A/B benchmark: EEVDF vs scx_sis configurations (and peers) under hackbench, perf bench
-    /// and wakelat; a markdown table and an SVG plot (--vm: in the project's VM).
+    /// A/B benchmark: EEVDF vs scx_sis configurations (and peers) under hackbench, perf bench,
+    /// wakelat or any command; verdicts with bootstrap intervals, a markdown report and an SVG
+    /// plot (--vm: in the project's VM).
     Bench(Box<BenchOpts>),
     /// Wakeup-latency workload (message and worker threads, schbench-style).
     Wakelat(LatencyOpts),

@@ -25,8 +25,12 @@ pub enum Target {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         trace: bool,
     },
-    /// Another sched_ext scheduler binary, run without arguments.
-    Peer { path: String },
+    /// Another sched_ext scheduler binary, run with these arguments.
+    Peer {
+        path: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +38,10 @@ pub struct ConfigSpec {
     pub name: String,
     #[serde(flatten)]
     pub target: Target,
+    /// `--aa`: this configuration is a second copy of the one named, run as if it were
+    /// another, so that comparing the two shows what the noise alone makes of an A/B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aa_of: Option<String>,
 }
 
 impl ConfigSpec {
@@ -64,7 +72,8 @@ impl ConfigSpec {
                 }
                 d
             }
-            Target::Peer { path } => format!("{path} (as-is)"),
+            Target::Peer { path, args } if args.is_empty() => format!("{path} (as-is)"),
+            Target::Peer { path, args } => format!("{path} {}", args.join(" ")),
         }
     }
 }
@@ -123,6 +132,30 @@ pub fn sis_target(s: &str) -> Result<Target> {
     Ok(Target::Sis { flags, trace })
 }
 
+/// The suffix of `--aa`'s second copy of a configuration.
+pub const AA_SUFFIX: &str = "-aa";
+
+/// `--peer`'s `[NAME=]PATH [ARGS ...]`: (name if given, path, arguments). The arguments are split
+/// on whitespace, as the shell would split an unquoted list.
+pub fn parse_peer(s: &str) -> Result<(Option<String>, String, Vec<String>)> {
+    let mut words = s.split_whitespace();
+    let first = words
+        .next()
+        .with_context(|| format!("--peer '{s}': expected [NAME=]PATH [--flag ...]"))?;
+    let args: Vec<String> = words.map(str::to_string).collect();
+    match first.split_once('=') {
+        Some((name, path)) if !name.contains('/') => {
+            if !valid_name(name) || path.is_empty() {
+                bail!(
+                    "--peer '{s}': expected NAME=PATH with NAME letters, digits, '-', '_' or '.'"
+                );
+            }
+            Ok((Some(name.to_string()), path.to_string(), args))
+        }
+        _ => Ok((None, first.to_string(), args)),
+    }
+}
+
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 40
@@ -144,6 +177,7 @@ pub fn parse_user_config(s: &str) -> Result<ConfigSpec> {
     Ok(ConfigSpec {
         name: name.to_string(),
         target,
+        aa_of: None,
     })
 }
 
@@ -156,15 +190,14 @@ pub fn resolve(
     peers: &[String],
     scaling: bool,
 ) -> Result<Vec<ConfigSpec>> {
-    let mut known: Vec<ConfigSpec> = vec![ConfigSpec {
-        name: BASELINE.into(),
-        target: Target::Eevdf,
-    }];
+    let spec = |name: &str, target| ConfigSpec {
+        name: name.to_string(),
+        target,
+        aa_of: None,
+    };
+    let mut known: Vec<ConfigSpec> = vec![spec(BASELINE, Target::Eevdf)];
     for (n, f) in BUILTIN.iter().chain(ON_REQUEST) {
-        known.push(ConfigSpec {
-            name: n.to_string(),
-            target: sis_target(f).expect("built-in flags parse"),
-        });
+        known.push(spec(n, sis_target(f).expect("built-in flags parse")));
     }
     let mut extra = Vec::new();
     for s in user {
@@ -179,21 +212,30 @@ pub fn resolve(
         extra.push(c);
     }
     for p in peers {
-        let base = Path::new(p)
-            .file_name()
-            .and_then(|n| n.to_str())
-            .filter(|n| valid_name(n))
-            .with_context(|| format!("--peer {p}: not a usable file name"))?;
-        let mut name = base.to_string();
-        let mut i = 2;
-        while known.iter().any(|k| k.name == name) {
-            name = format!("{base}-{i}");
-            i += 1;
-        }
-        let c = ConfigSpec {
-            name,
-            target: Target::Peer { path: p.clone() },
+        let (given, path, args) = parse_peer(p)?;
+        let name = match given {
+            Some(name) => {
+                if known.iter().any(|k| k.name == name) {
+                    bail!("--peer {name}: that name is already taken");
+                }
+                name
+            }
+            None => {
+                let base = Path::new(&path)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .filter(|n| valid_name(n))
+                    .with_context(|| format!("--peer {p}: not a usable file name"))?;
+                let mut name = base.to_string();
+                let mut i = 2;
+                while known.iter().any(|k| k.name == name) {
+                    name = format!("{base}-{i}");
+                    i += 1;
+                }
+                name
+            }
         };
+        let c = spec(&name, Target::Peer { path, args });
         known.push(c.clone());
         extra.push(c);
     }
@@ -234,6 +276,28 @@ pub fn resolve(
         Target::Peer { .. } => 2,
     });
     Ok(out)
+}
+
+/// `--aa`: a second copy of the configuration `of` right after it, named `of` + AA_SUFFIX.
+pub fn add_aa(configs: &mut Vec<ConfigSpec>, of: &str) -> Result<()> {
+    let i = configs.iter().position(|c| c.name == of).with_context(|| {
+        let all: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
+        format!(
+            "--aa {of}: not among the configurations run ({})",
+            all.join(", ")
+        )
+    })?;
+    let name = format!("{of}{AA_SUFFIX}");
+    if configs.iter().any(|c| c.name == name) {
+        bail!("--aa {of}: a configuration is named {name} already");
+    }
+    let twin = ConfigSpec {
+        name,
+        target: configs[i].target.clone(),
+        aa_of: Some(of.to_string()),
+    };
+    configs.insert(i + 1, twin);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -277,6 +341,58 @@ mod tests {
             }
         );
         assert_eq!(c[4].kind(), "peer");
+        assert_eq!(c[4].describe(), "/opt/scx/scx_bpfland (as-is)");
+    }
+
+    #[test]
+    fn peers_take_a_name_and_arguments() {
+        let peers = vec![
+            "bpfland-perf=/opt/scx/scx_bpfland -m performance".to_string(),
+            "/opt/scx/scx_lavd --performance".to_string(),
+        ];
+        let c = resolve(Some(&[]), &[], &peers, false).unwrap();
+        assert_eq!(names(&c), ["eevdf", "bpfland-perf", "scx_lavd"]);
+        assert_eq!(
+            c[1].target,
+            Target::Peer {
+                path: "/opt/scx/scx_bpfland".into(),
+                args: vec!["-m".into(), "performance".into()]
+            }
+        );
+        assert_eq!(c[1].describe(), "/opt/scx/scx_bpfland -m performance");
+        assert_eq!(
+            c[2].target,
+            Target::Peer {
+                path: "/opt/scx/scx_lavd".into(),
+                args: vec!["--performance".into()]
+            }
+        );
+        // A path with '=' in a directory is a path, not a name.
+        let (name, path, _) = parse_peer("/a=b/scx_x").unwrap();
+        assert_eq!((name, path.as_str()), (None, "/a=b/scx_x"));
+        assert!(parse_peer("").is_err());
+        assert!(parse_peer("b!d=/x").is_err());
+        assert!(resolve(None, &[], &["eevdf=/bin/true".into()], false).is_err());
+        // A plan written before peers had arguments reads the same.
+        let old = r#"{"name":"scx_lavd","kind":"peer","path":"/x/scx_lavd"}"#;
+        let back: ConfigSpec = serde_json::from_str(old).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), old);
+    }
+
+    #[test]
+    fn aa_adds_a_twin_right_after_its_original() {
+        let sel: Vec<String> = ["eevdf", "all-on", "wakeq-1"].map(String::from).to_vec();
+        let mut c = resolve(Some(&sel), &[], &[], false).unwrap();
+        add_aa(&mut c, "all-on").unwrap();
+        assert_eq!(names(&c), ["eevdf", "all-on", "all-on-aa", "wakeq-1"]);
+        assert_eq!(
+            (c[2].target.clone(), c[2].aa_of.as_deref()),
+            (c[1].target.clone(), Some("all-on"))
+        );
+        assert!(add_aa(&mut c, "all-on").is_err(), "twice");
+        assert!(add_aa(&mut c, "plain").is_err(), "not run");
+        add_aa(&mut c, BASELINE).unwrap();
+        assert_eq!(names(&c)[..2], ["eevdf", "eevdf-aa"]);
     }
 
     #[test]
@@ -335,6 +451,7 @@ mod tests {
     fn a_plan_without_trace_reads_and_writes_as_before() {
         let old = r#"{"name":"wq","kind":"sis","flags":["--wakeq","on"]}"#;
         let c: ConfigSpec = serde_json::from_str(old).unwrap();
+        assert_eq!(c.aa_of, None);
         assert_eq!(
             c.target,
             Target::Sis {

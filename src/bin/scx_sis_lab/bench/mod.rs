@@ -17,6 +17,7 @@ mod report;
 mod results;
 mod runner;
 mod summary;
+mod verdict;
 mod vm;
 mod workload;
 
@@ -50,7 +51,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_rejected() {
-        assert!(parse(&["--workloads", "fio"]).is_err());
+        assert!(parse(&["--workloads", "a b"]).is_err());
         assert!(parse(&["--repeats", "0"]).is_err());
         assert!(parse(&["--cpus", "0"]).is_err());
         assert!(parse(&["--work", "-1"]).is_err());

@@ -41,8 +41,23 @@ fn check(plan: &Plan) -> Result<()> {
             bail!("{t} not found in PATH (the bench runs its workloads under perf stat)");
         }
     }
+    for c in plan
+        .custom
+        .iter()
+        .filter(|c| plan.workloads.iter().any(|w| w.name() == c.name))
+    {
+        for t in &c.tools {
+            if !locate::in_path(t) {
+                bail!(
+                    "workload {}: {t} not found in PATH (the bench runs it where it is \
+                     installed; it ships none)",
+                    c.name
+                );
+            }
+        }
+    }
     for c in &plan.configs {
-        if let Target::Peer { path } = &c.target {
+        if let Target::Peer { path, .. } = &c.target {
             if !Path::new(path).is_file() {
                 bail!("--peer {path}: no such file");
             }

@@ -37,12 +37,36 @@ pub struct BenchOpts {
     #[arg(long = "config", value_name = "NAME=FLAGS", help = config_help())]
     pub config: Vec<String>,
 
-    /// Add another sched_ext scheduler binary, run without arguments (e.g. scx_bpfland).
-    #[arg(long, value_name = "PATH")]
-    pub peer: Vec<PathBuf>,
+    /// Add another sched_ext scheduler binary with its arguments, e.g. 'bpfland-perf=/usr/bin/scx_bpfland -m performance' (NAME= optional: the file name by default).
+    #[arg(long, value_name = "[NAME=]PATH [ARGS]")]
+    pub peer: Vec<String>,
 
     #[arg(long, value_delimiter = ',', help = workloads_help())]
     pub workloads: Option<Vec<Workload>>,
+
+    /// Add a custom workload: NAME='COMMAND ...' (run by sh -c under perf stat, like the
+    /// others); scored by its wall time unless --metric names numbers in its output.
+    #[arg(long = "workload", value_name = "NAME=COMMAND")]
+    pub workload: Vec<String>,
+
+    /// A custom workload's score from its output: NAME[:LABEL][:higher|:lower]='REGEX' (the last
+    /// match; its first group if it has one). Lower is better unless :higher.
+    #[arg(long, value_name = "NAME[:LABEL][:higher]=REGEX")]
+    pub metric: Vec<String>,
+
+    /// Also run a configuration (the baseline, eevdf, unless named) a second time, as if it were
+    /// another (NAME-aa): the A/A comparison shows this machine's noise floor.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = BASELINE)]
+    pub aa: Option<String>,
+
+    /// Keep adding interleaved rounds (beyond --repeats) until every verdict's interval is
+    /// narrower than PCT percent of its ratio, or --max-repeats is reached.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub until_ci: Option<f64>,
+
+    /// --until-ci: the most rounds to run [default: 20].
+    #[arg(long, value_name = "N", requires = "until_ci", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_repeats: Option<u32>,
 
     /// Directory for results.md, results.svg and runs.jsonl.
     #[arg(long, default_value = "bench-out")]
@@ -94,6 +118,18 @@ fn parse_work(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
+    if v > 0.0 && v <= 1000.0 {
+        Ok(v)
+    } else {
+        Err(format!("{v} is outside (0, 1000]"))
+    }
+}
+
 fn names<T: ToString>(list: impl IntoIterator<Item = T>) -> String {
     list.into_iter()
         .map(|n| n.to_string())
@@ -124,8 +160,10 @@ fn config_help() -> String {
 /// --workloads' help, from the lists workload.rs keeps.
 fn workloads_help() -> String {
     format!(
-        "Workloads: {} [default: {}; with --cpus: {}]",
+        "Workloads: {}, the presets {} (when on the PATH) and any --workload NAME \
+         [default: {}; with --cpus: {}; every --workload is added]",
         names(workload::ALL),
+        names(workload::PRESETS),
         names(workload::DEFAULT),
         names(workload::SCALING_DEFAULT),
     )
@@ -162,8 +200,9 @@ mod tests {
         assert!(config_help().contains("--trace also runs"));
         assert_eq!(
             workloads_help(),
-            "Workloads: hackbench, messaging, pipe, wakelat, wakelat-low [default: hackbench, \
-             messaging, pipe, wakelat; with --cpus: wakelat-low, hackbench]"
+            "Workloads: hackbench, messaging, pipe, wakelat, wakelat-low, the presets schbench, \
+             tbench (when on the PATH) and any --workload NAME [default: hackbench, messaging, \
+             pipe, wakelat; with --cpus: wakelat-low, hackbench; every --workload is added]"
         );
     }
 }

@@ -1,15 +1,16 @@
 //! The SVG plot, written by hand. For the matrix, a grid: one row per workload, one panel per
 //! metric (the workload's main metric, migrations, context switches), a bar per configuration
-//! (its median over EEVDF's median, on a log axis around EEVDF's 1.0) with min-max whiskers over
-//! the repeats; for a scaling run, the absolute select_cpu cost per CPU count instead.
+//! (its median over EEVDF's median, on a log axis around EEVDF's 1.0) with the ratio's bootstrap
+//! interval as its whisker; for a scaling run, the absolute select_cpu cost per CPU count, with
+//! min-max whiskers, instead.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::config::BASELINE;
 use super::record::{self, Metric, RunRecord};
-use super::report::{summary, Meta};
-use super::summary::ratios;
+use super::report::{samples, summary, Meta};
+use super::verdict::{Bootstrap, CONFIDENCE};
 
 pub struct Bar {
     pub label: String,
@@ -34,6 +35,8 @@ pub struct Figure {
     pub columns: usize,
     /// (color, what it stands for).
     pub legend: Vec<(&'static str, String)>,
+    /// What a whisker spans.
+    pub whiskers: String,
     pub caption: String,
 }
 
@@ -60,13 +63,19 @@ fn kind_of<'a>(records: &'a [RunRecord], config: &str) -> &'a str {
 
 /// The metrics drawn for a workload: its main one, then the two that carry over from TCG to
 /// hardware.
-pub fn ratio_metrics(w: super::workload::Workload) -> [&'static Metric; 3] {
-    [record::primary(w), &record::MIGRATIONS, &record::CTX]
+pub fn ratio_metrics(w: super::workload::Workload, meta: &Meta) -> [Metric; 3] {
+    [
+        record::primary(w, &meta.custom),
+        record::MIGRATIONS,
+        record::CTX,
+    ]
 }
 
 /// The matrix's figure: per workload, one panel per metric of `ratio_metrics`, each bar the
-/// ratio to EEVDF's median.
+/// ratio to EEVDF's median and its whisker the ratio's bootstrap interval (EEVDF's own bar:
+/// EEVDF against itself, the interval noise alone gives).
 pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figure {
+    let mut boot = Bootstrap::default();
     let mut panels = Vec::new();
     for &w in &meta.workloads {
         let configs: Vec<&str> = meta
@@ -78,26 +87,29 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
         if configs.is_empty() {
             continue;
         }
-        for m in ratio_metrics(w) {
-            let base = summary(records, BASELINE, w, None, m);
+        for m in ratio_metrics(w, meta) {
+            let base = samples(records, BASELINE, w, None, &m);
             let bars = configs
                 .iter()
                 .map(|c| {
-                    let r = summary(records, c, w, None, m)
-                        .zip(base)
-                        .and_then(|(s, b)| ratios(&s, &b));
+                    let i = boot.ratio(&base, &samples(records, c, w, None, &m));
                     Bar {
                         label: (*c).to_string(),
-                        value: r.map(|r| r.median),
-                        lo: r.map_or(0.0, |r| r.min),
-                        hi: r.map_or(0.0, |r| r.max),
+                        value: i.map(|i| i.ratio),
+                        lo: i.map_or(0.0, |i| i.lo),
+                        hi: i.map_or(0.0, |i| i.hi),
                         color: color(c, kind_of(records, c)),
                     }
                 })
                 .collect();
+            let higher = m.better == super::verdict::Better::Higher;
             panels.push(Panel {
                 title: format!("{w}: {}", m.label),
-                ylabel: format!("{} / {BASELINE} median (log)", m.label),
+                ylabel: format!(
+                    "{} / {BASELINE} median (log{})",
+                    m.label,
+                    if higher { "; higher is better" } else { "" }
+                ),
                 reference: Some(1.0),
                 bars,
             });
@@ -121,6 +133,7 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
         panels,
         columns: 3,
         legend,
+        whiskers: format!("{:.0}% bootstrap interval of the ratio", CONFIDENCE * 100.0),
         caption,
     }
 }
@@ -128,7 +141,7 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
 /// A scaling run's figure: select_cpu ns/call (bpf_stats) per CPU count and configuration.
 pub fn scaling_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figure {
     let cpus: BTreeSet<u32> = records.iter().map(|r| r.cpus).collect();
-    let m = &record::SELECT_BPF;
+    let m = record::SELECT_BPF;
     let mut panels = Vec::new();
     for &w in &meta.workloads {
         let mut bars = Vec::new();
@@ -140,7 +153,7 @@ pub fn scaling_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Fi
                 {
                     continue;
                 }
-                let s = summary(records, c, w, Some(n), m);
+                let s = summary(records, c, w, Some(n), &m);
                 bars.push(Bar {
                     label: format!("{n} CPUs {c}"),
                     value: s.map(|s| s.median),
@@ -168,6 +181,7 @@ pub fn scaling_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Fi
             (SIS_COLOR, "all-on".into()),
             (PLAIN_COLOR, "other configurations".into()),
         ],
+        whiskers: "min-max over the repeats".into(),
         caption,
     }
 }
@@ -374,7 +388,7 @@ fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, width: f64) {
             let _ = writeln!(
                 out,
                 "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\" fill=\"{}\">\
-                 <title>{}: {v:.3} (min {:.3}, max {:.3})</title></rect>",
+                 <title>{}: {v:.3} ({:.3} – {:.3})</title></rect>",
                 cx - bw / 2.0,
                 y1.min(y2),
                 (y1 - y2).abs().max(1.0),
@@ -478,11 +492,12 @@ pub fn svg(fig: &Figure) -> String {
         "<g class=\"legend\"><line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"9\" y2=\"25\" stroke=\"#222\"/>\
          <line x1=\"{1:.1}\" x2=\"{2:.1}\" y1=\"9\" y2=\"9\" stroke=\"#222\"/><line x1=\"{1:.1}\" \
          x2=\"{2:.1}\" y1=\"25\" y2=\"25\" stroke=\"#222\"/><text x=\"{3:.1}\" y=\"21\" \
-         font-size=\"12\">min-max over the repeats</text></g>",
+         font-size=\"12\">{4}</text></g>",
         x + 5.0,
         x,
         x + 10.0,
-        x + 16.0
+        x + 16.0,
+        esc(&fig.whiskers)
     );
     for (i, p) in fig.panels.iter().enumerate() {
         let (col, row) = (i % columns, i / columns);
@@ -585,6 +600,10 @@ mod tests {
             repeats: 3,
             notes: vec![],
             traced: vec![],
+            custom: vec![],
+            aa: None,
+            until_ci: None,
+            max_repeats: None,
         };
         let fig = ratio_figure(&recs, &meta, "one\ntwo".into());
         let s = svg(&fig);
@@ -592,7 +611,7 @@ mod tests {
         let panels = workloads.len() * 3;
         assert_eq!(s.matches("<g class=\"panel\">").count(), panels);
         for w in &workloads {
-            for m in ratio_metrics(*w) {
+            for m in ratio_metrics(*w, &meta) {
                 assert!(
                     s.contains(&format!(">{w}: {}</text>", m.label)),
                     "no panel for {w} {}",
@@ -620,6 +639,14 @@ mod tests {
         }
         assert_eq!(fig.legend.len(), 4, "eevdf, scx_sis, plain, peers");
         assert!(s.contains(">1x</text>"), "the ratio axis labels 1x");
+        assert!(
+            s.contains(">95% bootstrap interval of the ratio</text>"),
+            "{s}"
+        );
+        assert!(
+            !s.contains("min-max"),
+            "whiskers are intervals, not min-max"
+        );
         assert!(s.contains(">two</text>"), "caption lines");
     }
 
@@ -649,6 +676,7 @@ mod tests {
             ],
             columns: 2,
             legend: vec![],
+            whiskers: "min-max".into(),
             caption: "caption".into(),
         };
         let s = svg(&fig);

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::workload::Workload;
+use super::verdict::Better;
+use super::workload::{intern, Custom, Workload};
 
 /// Guest progress lines on the console.
 pub const PROGRESS: &str = "SIS-BENCH-PROGRESS";
@@ -43,6 +44,22 @@ pub struct RunRecord {
     /// perf stat counts of the workload's tasks.
     pub migrations: Option<u64>,
     pub context_switches: Option<u64>,
+    /// perf stat's hardware counts of the workload's tasks; None where the PMU has no such
+    /// event (then it is in `hw_unsupported`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llc_loads: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llc_misses: Option<u64>,
+    /// The events perf stat said `<not supported>` for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hw_unsupported: Vec<String>,
+    /// A custom workload's numbers pulled from its output (`--metric`), by label.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
     /// wakelat: worker wakeup latency and requests/s.
     pub p50_us: Option<f64>,
     pub p99_us: Option<f64>,
@@ -103,6 +120,12 @@ impl RunRecord {
             time_s: None,
             migrations: None,
             context_switches: None,
+            cycles: None,
+            instructions: None,
+            llc_loads: None,
+            llc_misses: None,
+            hw_unsupported: Vec::new(),
+            metrics: BTreeMap::new(),
             p50_us: None,
             p99_us: None,
             rps: None,
@@ -125,111 +148,226 @@ impl RunRecord {
     }
 }
 
+/// Where a metric's value is in a record.
+#[derive(Clone, Copy)]
+pub enum Get {
+    Field(fn(&RunRecord) -> Option<f64>),
+    /// A custom workload's metric, by label, in `RunRecord::metrics`.
+    Named(&'static str),
+}
+
 /// A number the report summarizes over the repeats.
+#[derive(Clone, Copy)]
 pub struct Metric {
     /// Column header.
     pub label: &'static str,
     pub decimals: usize,
-    pub get: fn(&RunRecord) -> Option<f64>,
+    pub get: Get,
+    /// Which way is an improvement (the verdict's words).
+    pub better: Better,
+}
+
+impl Metric {
+    pub fn value(&self, r: &RunRecord) -> Option<f64> {
+        match self.get {
+            Get::Field(f) => f(r),
+            Get::Named(label) => r.metrics.get(label).copied(),
+        }
+    }
 }
 
 pub const TIME: Metric = Metric {
     label: "time s",
     decimals: 2,
-    get: |r| r.time_s,
+    get: Get::Field(|r| r.time_s),
+    better: Better::Lower,
 };
 pub const MIGRATIONS: Metric = Metric {
     label: "migrations",
     decimals: 0,
-    get: |r| r.migrations.map(|v| v as f64),
+    get: Get::Field(|r| r.migrations.map(|v| v as f64)),
+    better: Better::Lower,
 };
 pub const CTX: Metric = Metric {
     label: "ctx switches",
     decimals: 0,
-    get: |r| r.context_switches.map(|v| v as f64),
+    get: Get::Field(|r| r.context_switches.map(|v| v as f64)),
+    better: Better::Lower,
 };
 pub const P50: Metric = Metric {
     label: "p50 us",
     decimals: 1,
-    get: |r| r.p50_us,
+    get: Get::Field(|r| r.p50_us),
+    better: Better::Lower,
 };
 pub const P99: Metric = Metric {
     label: "p99 us",
     decimals: 1,
-    get: |r| r.p99_us,
+    get: Get::Field(|r| r.p99_us),
+    better: Better::Lower,
 };
 pub const RPS: Metric = Metric {
     label: "requests/s",
     decimals: 0,
-    get: |r| r.rps,
+    get: Get::Field(|r| r.rps),
+    better: Better::Higher,
 };
 pub const SELECT_BPF: Metric = Metric {
     label: "select_cpu ns/call",
     decimals: 0,
-    get: |r| r.select_ns_bpf,
+    get: Get::Field(|r| r.select_ns_bpf),
+    better: Better::Lower,
 };
 pub const SELECT_SIS: Metric = Metric {
     label: "select ns (sis)",
     decimals: 0,
-    get: |r| r.select_ns_sis,
+    get: Get::Field(|r| r.select_ns_sis),
+    better: Better::Lower,
 };
 pub const SCAN_DEPTH: Metric = Metric {
     label: "scan depth",
     decimals: 1,
-    get: |r| r.scan_depth,
+    get: Get::Field(|r| r.scan_depth),
+    better: Better::Lower,
 };
 pub const SCAN_VISITED: Metric = Metric {
     label: "CPUs tested/scan",
     decimals: 1,
-    get: |r| r.scan_visited,
+    get: Get::Field(|r| r.scan_visited),
+    better: Better::Lower,
 };
 pub const STEALS: Metric = Metric {
     label: "steals",
     decimals: 0,
-    get: |r| r.steals.map(|v| v as f64),
+    get: Get::Field(|r| r.steals.map(|v| v as f64)),
+    better: Better::Lower,
 };
 pub const PULLS: Metric = Metric {
     label: "lag pulls",
     decimals: 0,
-    get: |r| r.pulls.map(|v| v as f64),
+    get: Get::Field(|r| r.pulls.map(|v| v as f64)),
+    better: Better::Lower,
 };
 pub const TRACE_RECORDS: Metric = Metric {
     label: "trace records",
     decimals: 0,
-    get: |r| r.trace_records.map(|v| v as f64),
+    get: Get::Field(|r| r.trace_records.map(|v| v as f64)),
+    better: Better::Lower,
 };
 pub const TRACE_DROPS: Metric = Metric {
     label: "trace drops",
     decimals: 0,
-    get: |r| r.trace_drops.map(|v| v as f64),
+    get: Get::Field(|r| r.trace_drops.map(|v| v as f64)),
+    better: Better::Lower,
 };
 pub const TRACE_READER_CPU: Metric = Metric {
     label: "reader CPU s",
     decimals: 2,
-    get: |r| r.trace_reader_cpu_s,
+    get: Get::Field(|r| r.trace_reader_cpu_s),
+    better: Better::Lower,
 };
 pub const WAKEUPS: Metric = Metric {
     label: "wakeups",
     decimals: 0,
-    get: |r| r.wakeups.map(|v| v as f64),
+    get: Get::Field(|r| r.wakeups.map(|v| v as f64)),
+    better: Better::Lower,
 };
 
-/// The main table's columns for a workload.
-pub fn columns(w: Workload) -> Vec<&'static Metric> {
-    if w.is_wakelat() {
-        vec![&P50, &P99, &RPS, &MIGRATIONS, &CTX, &SELECT_BPF]
-    } else {
-        vec![&TIME, &MIGRATIONS, &CTX, &SELECT_BPF]
+pub const CYCLES: Metric = Metric {
+    label: "cycles",
+    decimals: 0,
+    get: Get::Field(|r| r.cycles.map(|v| v as f64)),
+    better: Better::Lower,
+};
+pub const INSTRUCTIONS: Metric = Metric {
+    label: "instructions",
+    decimals: 0,
+    get: Get::Field(|r| r.instructions.map(|v| v as f64)),
+    better: Better::Lower,
+};
+pub const IPC: Metric = Metric {
+    label: "IPC",
+    decimals: 2,
+    get: Get::Field(|r| match (r.instructions, r.cycles) {
+        (Some(i), Some(c)) if c > 0 => Some(i as f64 / c as f64),
+        _ => None,
+    }),
+    better: Better::Higher,
+};
+pub const LLC_LOADS: Metric = Metric {
+    label: "LLC loads",
+    decimals: 0,
+    get: Get::Field(|r| r.llc_loads.map(|v| v as f64)),
+    better: Better::Lower,
+};
+pub const LLC_MISSES: Metric = Metric {
+    label: "LLC misses",
+    decimals: 0,
+    get: Get::Field(|r| r.llc_misses.map(|v| v as f64)),
+    better: Better::Lower,
+};
+/// The hardware counters, shown where any run counted them.
+pub const HW: [Metric; 5] = [CYCLES, INSTRUCTIONS, IPC, LLC_LOADS, LLC_MISSES];
+
+/// A custom workload's score: its wall time.
+pub const WALL: Metric = Metric {
+    label: "wall s",
+    decimals: 2,
+    get: Get::Field(|r| r.time_s),
+    better: Better::Lower,
+};
+
+fn named(m: &super::workload::NamedMetric) -> Metric {
+    Metric {
+        label: intern(&m.label),
+        decimals: 2,
+        get: Get::Named(intern(&m.label)),
+        better: m.better,
     }
 }
 
-/// The metric the plot shows for a workload.
-pub fn primary(w: Workload) -> &'static Metric {
-    if w.is_wakelat() {
-        &P99
-    } else {
-        &TIME
+/// What a workload is judged by: its time (p99 and requests/s for wakelat), or a custom
+/// workload's named metrics, else its wall time.
+pub fn scores(w: Workload, customs: &[Custom]) -> Vec<Metric> {
+    match w {
+        Workload::Wakelat | Workload::WakelatLow => vec![P99, RPS],
+        Workload::Custom(name) => {
+            let named: Vec<Metric> = customs
+                .iter()
+                .find(|c| c.name == name)
+                .map(|c| c.metrics.iter().map(named).collect())
+                .unwrap_or_default();
+            if named.is_empty() {
+                vec![WALL]
+            } else {
+                named
+            }
+        }
+        _ => vec![TIME],
     }
+}
+
+/// The main table's columns for a workload.
+pub fn columns(w: Workload, customs: &[Custom]) -> Vec<Metric> {
+    match w {
+        Workload::Wakelat | Workload::WakelatLow => {
+            vec![P50, P99, RPS, MIGRATIONS, CTX, SELECT_BPF]
+        }
+        Workload::Custom(_) => {
+            let mut v = scores(w, customs);
+            if v[0].label != WALL.label {
+                v.insert(0, WALL);
+            }
+            v.extend([MIGRATIONS, CTX, SELECT_BPF]);
+            v
+        }
+        _ => vec![TIME, MIGRATIONS, CTX, SELECT_BPF],
+    }
+}
+
+/// The metric the plot shows for a workload: its first score.
+pub fn primary(w: Workload, customs: &[Custom]) -> Metric {
+    scores(w, customs)[0]
 }
 
 #[cfg(test)]

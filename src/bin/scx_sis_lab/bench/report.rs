@@ -1,6 +1,8 @@
-//! The markdown report: per workload, one row per configuration with each metric's median, its
-//! ratio to EEVDF and its spread; scx_sis's internals; a scaling table when several CPU counts
-//! were run; the failed runs.
+//! The markdown report. It leads with the verdicts: the A/A noise floor when `--aa` ran one,
+//! then each configuration against EEVDF per workload and metric, as a ratio of medians with its
+//! bootstrap interval and a verdict in words. Then per workload, one row per configuration with
+//! each metric's median, its ratio to EEVDF and its spread; scx_sis's internals; a scaling table
+//! when several CPU counts were run; the failed runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -8,7 +10,8 @@ use std::fmt::Write as _;
 use super::config::BASELINE;
 use super::record::{self, Metric, RunRecord};
 use super::summary::{ratio, summarize, Summary};
-use super::workload::Workload;
+use super::verdict::{Bootstrap, Interval, Verdict, CONFIDENCE, MIN_TRUSTED_RUNS};
+use super::workload::{Custom, Workload, HW_EVENTS};
 
 /// What the report needs besides the records.
 pub struct Meta {
@@ -21,6 +24,276 @@ pub struct Meta {
     /// (traced configuration, the one with the same flags untraced) among `configs`: the
     /// tracing overhead table compares them.
     pub traced: Vec<(String, String)>,
+    /// The custom workloads and presets among `workloads`.
+    pub custom: Vec<Custom>,
+    /// `--aa`: (the second copy, the configuration it copies).
+    pub aa: Option<(String, String)>,
+    /// `--until-ci PCT` and its budget of rounds.
+    pub until_ci: Option<f64>,
+    pub max_repeats: Option<u32>,
+}
+
+/// One comparison: `config` against `base` under `workload`, on `metric`.
+pub struct Row {
+    pub workload: Workload,
+    pub metric: Metric,
+    pub config: String,
+    /// None when either side has no sample, or the base's median is 0.
+    pub interval: Option<Interval>,
+}
+
+impl Row {
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.interval.map(|i| i.verdict(self.metric.better))
+    }
+}
+
+/// Does any successful run of `w` have a value of `m`?
+fn measured(records: &[RunRecord], w: Workload, m: &Metric) -> bool {
+    records
+        .iter()
+        .any(|r| r.ok && r.workload == w && m.value(r).is_some())
+}
+
+/// The metrics every configuration of `w` gets a verdict on: its scores, migrations and context
+/// switches, and where the PMU counted them, cycles, IPC and LLC misses.
+pub fn verdict_metrics(records: &[RunRecord], meta: &Meta, w: Workload) -> Vec<Metric> {
+    let mut v = record::scores(w, &meta.custom);
+    v.extend([record::MIGRATIONS, record::CTX]);
+    v.extend(
+        [record::CYCLES, record::IPC, record::LLC_MISSES]
+            .into_iter()
+            .filter(|m| measured(records, w, m)),
+    );
+    v
+}
+
+/// The verdicts: (the A/A noise floor, every other configuration against the baseline), in
+/// the order of the workloads, metrics and configurations. Seeded, so the same records give the
+/// same intervals.
+pub fn verdicts(records: &[RunRecord], meta: &Meta) -> (Vec<Row>, Vec<Row>) {
+    let mut boot = Bootstrap::default();
+    let (mut floor, mut rows) = (Vec::new(), Vec::new());
+    for &w in &meta.workloads {
+        let configs = configs_with_runs(meta, records, w);
+        for metric in verdict_metrics(records, meta, w) {
+            let mut compare = |config: &str, base: &str| Row {
+                workload: w,
+                metric,
+                config: config.to_string(),
+                interval: boot.ratio(
+                    &samples(records, base, w, None, &metric),
+                    &samples(records, config, w, None, &metric),
+                ),
+            };
+            if let Some((twin, of)) = &meta.aa {
+                if configs.contains(&twin.as_str()) && configs.contains(&of.as_str()) {
+                    floor.push(compare(twin, of));
+                }
+            }
+            if !configs.contains(&BASELINE) {
+                continue;
+            }
+            for c in &configs {
+                let twin = meta.aa.as_ref().is_some_and(|(t, _)| t == c);
+                if *c != BASELINE && !twin {
+                    rows.push(compare(c, BASELINE));
+                }
+            }
+        }
+    }
+    (floor, rows)
+}
+
+/// Where `--until-ci` stands: the widest interval of all verdicts (noise floor included), and
+/// whether it is narrower than the target.
+pub struct CiStatus {
+    pub target_pct: f64,
+    pub widest_pct: f64,
+    /// "config / workload / metric" of the widest interval.
+    pub widest: String,
+    pub narrow: bool,
+}
+
+pub fn ci_status(records: &[RunRecord], meta: &Meta) -> Option<CiStatus> {
+    let target_pct = meta.until_ci?;
+    let (floor, rows) = verdicts(records, meta);
+    let mut status = CiStatus {
+        target_pct,
+        widest_pct: 0.0,
+        widest: String::new(),
+        narrow: true,
+    };
+    for r in floor.iter().chain(&rows) {
+        // A comparison without an interval (no runs yet, a zero baseline) cannot narrow.
+        let w = r.interval.map_or(f64::INFINITY, |i| i.width_pct());
+        let w = if w.is_nan() { f64::INFINITY } else { w };
+        if status.widest.is_empty() || w > status.widest_pct {
+            status.widest_pct = w;
+            status.widest = format!("{} / {} / {}", r.config, r.workload, r.metric.label);
+        }
+    }
+    status.narrow = status.widest_pct < target_pct;
+    Some(status)
+}
+
+fn interval_cells(r: &Row) -> (String, String, String) {
+    match r.interval {
+        None => ("–".into(), "–".into(), "–".into()),
+        Some(i) => {
+            let x = |v: f64| {
+                if v.is_finite() {
+                    format!("{v:.2}x")
+                } else {
+                    "∞".into()
+                }
+            };
+            (
+                x(i.ratio),
+                format!("{} – {}", x(i.lo), x(i.hi)),
+                format!("{}/{}", i.n, i.n_base),
+            )
+        }
+    }
+}
+
+fn metric_label(m: &Metric) -> String {
+    match m.better {
+        super::verdict::Better::Lower => m.label.to_string(),
+        super::verdict::Better::Higher => format!("{} (higher is better)", m.label),
+    }
+}
+
+/// The noise floor and the verdicts tables, and where --until-ci stopped.
+fn verdict_section(out: &mut String, records: &[RunRecord], meta: &Meta) {
+    let (floor, rows) = verdicts(records, meta);
+    let pct = CONFIDENCE * 100.0;
+    let few = floor
+        .iter()
+        .chain(&rows)
+        .filter_map(|r| r.interval)
+        .any(|i| i.n.min(i.n_base) < MIN_TRUSTED_RUNS);
+    if let Some((twin, of)) = &meta.aa {
+        let _ = writeln!(
+            out,
+            "## Noise floor (A/A)\n\n`{twin}` is `{of}` run again as if it were another \
+             configuration, interleaved with the rest: what an A/B of two identical \
+             configurations shows on this machine. A ratio's {pct:.0}% interval this wide is \
+             the noise any verdict below has to beat.\n"
+        );
+        header(
+            out,
+            "workload",
+            &[
+                "metric",
+                "ratio",
+                &format!("{pct:.0}% interval"),
+                "runs",
+                "verdict",
+            ],
+        );
+        for r in &floor {
+            let (ratio, iv, n) = interval_cells(r);
+            let words = r.verdict().map_or("–".into(), |v| v.words());
+            let _ = writeln!(
+                out,
+                "| {} | {} | {ratio} | {iv} | {n} | {words} |",
+                r.workload,
+                metric_label(&r.metric)
+            );
+        }
+        out.push('\n');
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Verdicts\n\nEach configuration against `{BASELINE}`: the ratio of medians \
+         (configuration / {BASELINE}) with its {pct:.0}% bootstrap interval; better or worse \
+         when the interval excludes 1, else the smallest difference this noise could have \
+         shown. Lower is better unless the metric says otherwise. Runs: configuration/{BASELINE}.\n"
+    );
+    header(
+        out,
+        "workload",
+        &[
+            "metric",
+            "config",
+            "ratio",
+            &format!("{pct:.0}% interval"),
+            "runs",
+            "verdict",
+        ],
+    );
+    for r in &rows {
+        let (ratio, iv, n) = interval_cells(r);
+        let words = r.verdict().map_or("–".into(), |v| v.words());
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {ratio} | {iv} | {n} | {words} |",
+            r.workload,
+            metric_label(&r.metric),
+            r.config
+        );
+    }
+    out.push('\n');
+    if few {
+        let _ = writeln!(
+            out,
+            "Fewer than {MIN_TRUSTED_RUNS} runs a side: a bootstrap interval of so few is likely \
+             narrower than it should be; take more repeats (or --until-ci) before trusting a \
+             verdict.\n"
+        );
+    }
+    if let Some(s) = ci_status(records, meta) {
+        let rounds = records.iter().map(|r| r.repeat).max().unwrap_or(0);
+        let widest = if s.widest_pct.is_finite() {
+            format!("{:.1}%", s.widest_pct)
+        } else {
+            "unbounded".into()
+        };
+        let _ = if s.narrow {
+            writeln!(
+                out,
+                "--until-ci {}: stopped after {rounds} rounds, every interval narrower than {}% \
+                 (the widest {widest}, {}).\n",
+                s.target_pct, s.target_pct, s.widest
+            )
+        } else {
+            writeln!(
+                out,
+                "--until-ci {}: the budget ran out after {rounds} rounds (--max-repeats {}) with \
+                 the widest interval still {widest} ({}).\n",
+                s.target_pct,
+                meta.max_repeats.unwrap_or(rounds),
+                s.widest
+            )
+        };
+    }
+}
+
+/// One line for the hardware counters no run had: instead of a column of dashes.
+fn hw_note(out: &mut String, records: &[RunRecord]) {
+    let ok: Vec<&RunRecord> = records.iter().filter(|r| r.ok).collect();
+    let missing: Vec<&str> = HW_EVENTS
+        .iter()
+        .copied()
+        .filter(|e| ok.iter().all(|r| r.hw_unsupported.iter().any(|u| u == e)))
+        .collect();
+    if ok.is_empty() || missing.is_empty() {
+        return;
+    }
+    let what = if missing.len() == HW_EVENTS.len() {
+        "Hardware counters (cycles, instructions, IPC, LLC loads and misses) are".to_string()
+    } else {
+        format!("The hardware counters {} are", missing.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "{what} not supported on this machine (perf stat: `<not supported>`, as under QEMU TCG, \
+         which emulates no PMU), so the report has none of them.\n"
+    );
 }
 
 /// The samples of `m` over the successful runs of (config, workload[, cpus]).
@@ -35,7 +308,7 @@ pub fn samples(
         .iter()
         .filter(|r| r.ok && r.config == config && r.workload == w)
         .filter(|r| cpus.is_none_or(|c| r.cpus == c))
-        .filter_map(|r| (m.get)(r))
+        .filter_map(|r| m.value(r))
         .collect()
 }
 
@@ -107,7 +380,8 @@ fn matrix(out: &mut String, records: &[RunRecord], meta: &Meta) {
         if configs.is_empty() {
             continue;
         }
-        let cols = record::columns(w);
+        let mut cols = record::columns(w, &meta.custom);
+        cols.extend(record::HW.into_iter().filter(|m| measured(records, w, m)));
         let example = records
             .iter()
             .find(|r| r.workload == w)
@@ -167,7 +441,7 @@ fn trace_overhead(
     if pairs.is_empty() {
         return;
     }
-    let cols = record::columns(w);
+    let cols = record::columns(w, &meta.custom);
     let _ = writeln!(
         out,
         "Tracing's cost (ratio of medians, traced over the same flags untraced):\n"
@@ -361,12 +635,14 @@ pub fn markdown(records: &[RunRecord], meta: &Meta) -> String {
         let _ = writeln!(out, "- {n}");
     }
     let ok = records.iter().filter(|r| r.ok).count();
-    let _ = writeln!(
+    let _ =
+        writeln!(
         out,
         "- {} runs ({ok} ok), {} repeat(s), interleaved (repeat 1 of every configuration, then \
          repeat 2, ...)",
         records.len(),
-        meta.repeats
+        // --until-ci decides the rounds as it goes: count those that ran.
+        records.iter().map(|r| r.repeat).max().unwrap_or(meta.repeats)
     );
     let _ = writeln!(
         out,
@@ -375,7 +651,10 @@ pub fn markdown(records: &[RunRecord], meta: &Meta) -> String {
          bpf_stats (run_time_ns / run_cnt of the struct_ops select_cpu program over the run); \
          select ns (sis): scx_sis's own bpf_ktime_get_ns measurement per wakeup"
     );
-    let _ = writeln!(out, "\nConfigurations:\n");
+    out.push('\n');
+    verdict_section(&mut out, records, meta);
+    hw_note(&mut out, records);
+    let _ = writeln!(out, "Configurations:\n");
     for (n, d) in &meta.configs {
         let _ = writeln!(out, "- `{n}`: {d}");
     }
@@ -433,6 +712,10 @@ mod tests {
             repeats: 3,
             notes: vec!["kernel 7.3".into()],
             traced: vec![],
+            custom: vec![],
+            aa: None,
+            until_ci: None,
+            max_repeats: None,
         }
     }
 
@@ -507,6 +790,181 @@ mod tests {
         // The internals row (the last "| trace-on |" line): 9000 records, none dropped.
         let internals = md.lines().rfind(|l| l.starts_with("| trace-on |")).unwrap();
         assert!(internals.contains("| 9000 | 0 | 1.50 |"), "{internals}");
+    }
+
+    /// Five rounds of eevdf, its A/A copy and a configuration with 5x the migrations at the
+    /// same time: the report opens with the noise floor, then the verdicts.
+    fn five_rounds(hw: bool) -> (Vec<RunRecord>, Meta) {
+        let times = [10.0, 10.4, 9.7, 10.1, 9.9];
+        let mut recs = vec![];
+        for (i, t) in times.into_iter().enumerate() {
+            let repeat = i as u32 + 1;
+            for (c, shift, migr) in [
+                ("eevdf", 1.0, 100),
+                ("eevdf-aa", 1.01, 101),
+                ("wakeq-1", 0.99, 500),
+            ] {
+                let mut r = rec(
+                    c,
+                    Workload::Hackbench,
+                    repeat,
+                    t * shift,
+                    migr + i as u64 * 3,
+                );
+                if hw {
+                    r.cycles = Some(1_000_000 + i as u64 * 1000);
+                    r.instructions = Some(if c == "wakeq-1" { 800_000 } else { 1_200_000 });
+                    r.llc_loads = Some(5000);
+                    r.hw_unsupported = vec!["LLC-load-misses".into()];
+                } else {
+                    r.hw_unsupported = HW_EVENTS.iter().map(|e| e.to_string()).collect();
+                }
+                recs.push(r);
+            }
+        }
+        let mut m = meta();
+        m.configs = vec![
+            ("eevdf".into(), "EEVDF".into()),
+            ("eevdf-aa".into(), "EEVDF again".into()),
+            ("wakeq-1".into(), "scx_sis --wakeq on".into()),
+        ];
+        m.aa = Some(("eevdf-aa".into(), "eevdf".into()));
+        (recs, m)
+    }
+
+    #[test]
+    fn the_report_leads_with_the_noise_floor_then_the_verdicts() {
+        let (recs, m) = five_rounds(false);
+        let md = markdown(&recs, &m);
+        let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("no {s} in\n{md}"));
+        assert!(at("## Noise floor (A/A)") < at("## Verdicts"));
+        assert!(at("## Verdicts") < at("Configurations:"));
+        assert!(at("Configurations:") < at("## hackbench"));
+        let verdict = |prefix: &str| -> Vec<&str> {
+            md.lines()
+                .find(|l| l.starts_with(prefix))
+                .unwrap_or_else(|| panic!("no {prefix} in\n{md}"))
+                .split('|')
+                .map(str::trim)
+                .collect()
+        };
+        let v = verdict("| hackbench | migrations | wakeq-1 |");
+        assert_eq!(v[7], "worse", "{v:?}");
+        let lo: f64 = v[5]
+            .split(' ')
+            .next()
+            .unwrap()
+            .trim_end_matches('x')
+            .parse()
+            .unwrap();
+        assert!(lo > 1.0, "the interval excludes 1: {v:?}");
+        let v = verdict("| hackbench | time s | wakeq-1 |");
+        assert!(
+            v[7].starts_with("no difference detectable at this noise (smallest detectable ±"),
+            "{v:?}"
+        );
+        // The A/A copy is judged in the noise floor only, against its original.
+        assert!(!md.contains("| hackbench | time s | eevdf-aa |"), "{md}");
+        let floor = verdict("| hackbench | time s |");
+        assert!(
+            floor[6].starts_with("no difference detectable"),
+            "{floor:?}"
+        );
+        assert_eq!(floor[5], "5/5");
+        // Under a PMU without hardware counters: one sentence, no column.
+        assert_eq!(
+            md.matches("not supported on this machine").count(),
+            1,
+            "{md}"
+        );
+        assert!(!md.contains("| cycles") && !md.contains("| IPC"), "{md}");
+        assert!(!md.contains("Fewer than"), "five runs a side are enough");
+    }
+
+    #[test]
+    fn hardware_counters_get_columns_and_verdicts_where_counted() {
+        let (recs, m) = five_rounds(true);
+        let md = markdown(&recs, &m);
+        assert!(
+            md.contains("| cycles | instructions | IPC | LLC loads |"),
+            "{md}"
+        );
+        assert!(
+            !md.contains("| LLC misses"),
+            "never counted: no column\n{md}"
+        );
+        assert!(
+            md.contains("The hardware counters LLC-load-misses are not supported"),
+            "{md}"
+        );
+        let ipc = md
+            .lines()
+            .find(|l| l.starts_with("| hackbench | IPC (higher is better) | wakeq-1 |"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(
+            ipc.ends_with("| worse |"),
+            "fewer instructions per cycle: {ipc}"
+        );
+    }
+
+    #[test]
+    fn a_custom_workload_is_judged_by_its_named_metric() {
+        use crate::bench::workload::{parse_custom, parse_metric};
+        let mut c = parse_custom("pipeops=perf bench sched pipe -l 1000").unwrap();
+        c.metrics.push(
+            parse_metric("pipeops:ops/s:higher=([0-9]+) ops/sec")
+                .unwrap()
+                .1,
+        );
+        let w = Workload::Custom("pipeops");
+        let mut recs = vec![];
+        for repeat in 1..=3 {
+            for (config, ops) in [("eevdf", 1000.0), ("all-on", 2000.0)] {
+                let mut r = rec(config, w, repeat, 2.0 + repeat as f64 / 10.0, 10);
+                r.metrics.insert("ops/s".into(), ops + repeat as f64);
+                r.command = c.command.clone();
+                recs.push(r);
+            }
+        }
+        let mut m = meta();
+        m.workloads = vec![w];
+        m.custom = vec![c];
+        let md = markdown(&recs, &m);
+        assert!(
+            md.contains("## pipeops\n\n`perf bench sched pipe -l 1000`"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| config | wall s | ops/s | migrations |"),
+            "{md}"
+        );
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| pipeops | ops/s (higher is better) | all-on | 2.00x |"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(row.ends_with("| better |"), "{row}");
+        assert!(md.contains("Fewer than 5 runs a side"), "{md}");
+        assert!(
+            !md.contains("| pipeops | wall s |"),
+            "a named metric replaces the wall time's verdict"
+        );
+    }
+
+    #[test]
+    fn until_ci_says_why_it_stopped() {
+        let (recs, mut m) = five_rounds(false);
+        m.until_ci = Some(1000.0);
+        m.max_repeats = Some(5);
+        let md = markdown(&recs, &m);
+        assert!(
+            md.contains(
+                "--until-ci 1000: stopped after 5 rounds, every interval narrower than 1000%"
+            ),
+            "{md}"
+        );
+        m.until_ci = Some(0.01);
+        let md = markdown(&recs, &m);
+        assert!(md.contains("--until-ci 0.01: the budget ran out after 5 rounds (--max-repeats 5) with the widest interval still"), "{md}");
     }
 
     #[test]

@@ -46,11 +46,11 @@ fn render(
         plot::scaling_figure(records, meta, caption)
     } else {
         let caption = format!(
-            "{head}\nbars: median over {0} repeat(s) / {BASELINE}'s median, whiskers: each \
-             repeat's min and max / {BASELINE}'s median; log axis, lower is better in every \
-             panel\nmigrations and ctx switches: perf stat of the workload's tasks (they carry \
-             over from the VM to hardware better than times)",
-            meta.repeats
+            "{head}\nbars: median / {BASELINE}'s median, whiskers: the ratio's {:.0}% bootstrap \
+             interval (where it crosses 1.0, no difference is detectable); log axis, lower is \
+             better unless a panel says higher\nmigrations and ctx switches: perf stat of the \
+             workload's tasks (they carry over from the VM to hardware better than times)",
+            super::verdict::CONFIDENCE * 100.0
         );
         plot::ratio_figure(records, meta, caption)
     };

@@ -25,7 +25,8 @@ use scx_sis::{tunables, verifier};
 
 use super::plan::Plan;
 use super::record::RunRecord;
-use super::workload::{self, Sizing, Workload};
+use super::report;
+use super::workload::{self, Custom, Sizing, Workload};
 
 /// The verifier runs ~100x slower under TCG.
 const ENABLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -438,14 +439,15 @@ fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
             }
             std::thread::sleep(SETTLE);
         }
-        Target::Peer { path } => {
+        Target::Peer { path, args } => {
             *active = Active::Nothing;
             if let Some(other) = preflight::loaded_scheduler() {
                 bail!("cannot start {path}: {other} is loaded");
             }
             let log = env.dir.join(format!("{}.log", c.name));
             let exe = Path::new(path);
-            *active = Active::Peer(Sched::spawn(exe, &[], &c.name, log, env.progress)?);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            *active = Active::Peer(Sched::spawn(exe, &args, &c.name, log, env.progress)?);
             std::thread::sleep(SETTLE);
         }
     }
@@ -573,13 +575,31 @@ fn measure(
         quick: plan.quick,
         work: plan.work,
     };
-    let cmd = workload::command(w, &sizing, &env.lab_exe.to_string_lossy());
-    r.command = cmd.join(" ");
-    if let Err(e) = measure_into(&mut r, active, c, w, &cmd, &sizing, env, stop) {
+    let customs = sized_customs(plan, &sizing);
+    let cmd = workload::command(w, &sizing, &env.lab_exe.to_string_lossy(), &customs);
+    r.command = match w {
+        // What the user wrote, not the `sh -c` around it.
+        Workload::Custom(_) => cmd.last().cloned().unwrap_or_default(),
+        _ => cmd.join(" "),
+    };
+    let custom = customs.iter().find(|k| k.name == w.name());
+    if let Err(e) = measure_into(&mut r, active, c, w, custom, &cmd, &sizing, env, stop) {
         r.ok = false;
         r.error = Some(format!("{e:#}"));
     }
     r
+}
+
+/// The plan's custom workloads, the presets among them sized for this machine.
+fn sized_customs(plan: &Plan, sizing: &Sizing) -> Vec<Custom> {
+    plan.custom
+        .iter()
+        .map(|c| {
+            workload::preset(&c.name, sizing)
+                .filter(|_| !c.tools.is_empty())
+                .unwrap_or_else(|| c.clone())
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -588,6 +608,7 @@ fn measure_into(
     active: &mut Active,
     c: &ConfigSpec,
     w: Workload,
+    custom: Option<&Custom>,
     cmd: &[String],
     sizing: &Sizing,
     env: &Env,
@@ -643,6 +664,11 @@ fn measure_into(
     let counts = workload::parse_perf_stat(&fs::read_to_string(&perf_out).unwrap_or_default());
     r.migrations = counts.migrations;
     r.context_switches = counts.context_switches;
+    r.cycles = counts.cycles;
+    r.instructions = counts.instructions;
+    r.llc_loads = counts.llc_loads;
+    r.llc_misses = counts.llc_misses;
+    r.hw_unsupported = counts.unsupported.clone();
     // A scheduler that left during the run makes the run meaningless.
     check_active(active, c).context("during the run")?;
     if !out.status.success() {
@@ -678,6 +704,23 @@ fn measure_into(
             r.p99_us = wl.p99_us;
             r.rps = Some(wl.rps);
         }
+        Workload::Custom(name) => {
+            // Its score is its wall time unless it names metrics (then both are kept).
+            r.time_s = Some(r.wall_s);
+            let text = format!("{}\n{}", out.stdout, out.stderr);
+            for m in custom.map_or(&[][..], |c| &c.metrics[..]) {
+                let v = workload::extract(m, &text).with_context(|| {
+                    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                    format!(
+                        "{name}: no number for --metric {}={} in its output: {}",
+                        m.label,
+                        m.regex,
+                        lines[lines.len().saturating_sub(3)..].join(" | ")
+                    )
+                })?;
+                r.metrics.insert(m.label.clone(), v);
+            }
+        }
     }
     if counts.migrations.is_none() {
         bail!(
@@ -689,7 +732,20 @@ fn measure_into(
     Ok(())
 }
 
-/// Every repeat runs every configuration (repeat 1 first, then 2, ...), so drift spreads over
+/// After `done` rounds with these records, is another round due? The first `plan.repeats`
+/// always run; with `until_ci`, more follow until every verdict's interval is narrower than
+/// the target or `max_repeats` rounds ran.
+pub fn another_round(plan: &Plan, records: &[RunRecord], done: u32) -> bool {
+    if done < plan.repeats {
+        return true;
+    }
+    if done >= plan.max_rounds() {
+        return false;
+    }
+    report::ci_status(records, &plan.meta(vec![])).is_some_and(|s| !s.narrow)
+}
+
+/// Every round runs every configuration (round 1 first, then 2, ...), so drift spreads over
 /// all of them. `sink` gets each record as soon as it is measured.
 pub fn run_plan(
     plan: &Plan,
@@ -700,11 +756,17 @@ pub fn run_plan(
     fs::create_dir_all(&env.dir)
         .with_context(|| format!("failed to create {}", env.dir.display()))?;
     let _stats = enable_bpf_stats();
-    let total = plan.repeats as usize * plan.configs.len() * plan.workloads.len();
+    let per_round = plan.configs.len() * plan.workloads.len();
+    let rounds = plan.max_rounds();
     let t0 = Instant::now();
     let mut done = 0usize;
+    let mut records: Vec<RunRecord> = Vec::new();
     let mut active = Active::Nothing;
-    for repeat in 1..=plan.repeats {
+    let mut repeat = 0;
+    while !stop.load(Ordering::Relaxed) && another_round(plan, &records, repeat) {
+        repeat += 1;
+        // The ETA counts the rounds promised: --repeats, or with --until-ci its budget.
+        let total = rounds as usize * per_round;
         for c in &plan.configs {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -721,10 +783,9 @@ pub fn run_plan(
                     hms(elapsed.mul_f64((total - done) as f64 / done as f64))
                 };
                 eprintln!(
-                    "{} [{}/{total}] repeat {repeat}/{} config {} workload {w}: elapsed {}, ETA {eta}",
+                    "{} [{}/{total}] repeat {repeat}/{rounds} config {} workload {w}: elapsed {}, ETA {eta}",
                     env.progress,
                     done + 1,
-                    plan.repeats,
                     c.name,
                     hms(elapsed)
                 );
@@ -742,18 +803,25 @@ pub fn run_plan(
                     eprintln!("{} run failed: {} {w}: {e}", env.progress, c.name);
                 }
                 sink(&r)?;
+                records.push(r);
                 done += 1;
             }
+        }
+        if let Some(s) = report::ci_status(&records, &plan.meta(vec![])) {
+            eprintln!(
+                "{} after round {repeat}: widest interval {:.1}% ({}), target {}%",
+                env.progress, s.widest_pct, s.widest, s.target_pct
+            );
         }
     }
     drop(active);
     eprintln!(
-        "{} done: {done}/{total} runs in {}",
+        "{} done: {done} runs in {repeat} rounds in {}",
         env.progress,
         hms(t0.elapsed())
     );
     if stop.load(Ordering::Relaxed) {
-        bail!("interrupted after {done} of {total} runs");
+        bail!("interrupted after {done} runs");
     }
     Ok(())
 }
@@ -761,6 +829,83 @@ pub fn run_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::config::resolve;
+    use crate::bench::verdict::tests::runs;
+
+    /// How many rounds `another_round` lets a plan of eevdf and all-on under hackbench run,
+    /// when every run's numbers scatter by `sigma` (log-normal) around the same medians.
+    fn rounds_until_narrow(sigma: f64, repeats: u32, max: u32) -> (u32, Vec<RunRecord>) {
+        let plan = Plan {
+            repeats,
+            configs: resolve(Some(&["all-on".into()]), &[], &[], false).unwrap(),
+            workloads: vec![Workload::Hackbench],
+            quick: true,
+            work: 1.0,
+            custom: vec![],
+            until_ci: Some(10.0),
+            max_repeats: Some(max),
+        };
+        let mut rng = fastrand::Rng::with_seed(11);
+        let (mut records, mut done) = (Vec::new(), 0);
+        while another_round(&plan, &records, done) {
+            done += 1;
+            for c in &plan.configs {
+                let mut r = RunRecord::new(&c.name, c.kind(), Workload::Hackbench, done);
+                r.ok = true;
+                r.time_s = Some(runs(&mut rng, 1, 10.0, sigma)[0]);
+                r.migrations = Some(runs(&mut rng, 1, 1000.0, sigma)[0] as u64);
+                r.context_switches = Some(runs(&mut rng, 1, 5000.0, sigma)[0] as u64);
+                records.push(r);
+            }
+        }
+        (done, records)
+    }
+
+    #[test]
+    fn until_ci_stops_once_every_interval_is_narrow_or_the_budget_is_spent() {
+        // Quiet runs: the intervals are narrow after the --repeats rounds; no round is added.
+        let (done, _) = rounds_until_narrow(0.005, 5, 30);
+        assert_eq!(done, 5);
+        // Noise no interval of 30 rounds can narrow to 10%: the budget ends it.
+        let (done, records) = rounds_until_narrow(0.5, 3, 12);
+        assert_eq!(done, 12);
+        assert_eq!(records.len(), 24, "every round ran every configuration");
+        // In between: more than --repeats, fewer than the budget, and narrow when it stopped.
+        let (done, records) = rounds_until_narrow(0.05, 3, 40);
+        assert!(done > 3 && done < 40, "{done} rounds");
+        let plan_meta = |n| crate::bench::report::Meta {
+            until_ci: Some(10.0),
+            ..Plan {
+                repeats: n,
+                configs: resolve(Some(&["all-on".into()]), &[], &[], false).unwrap(),
+                workloads: vec![Workload::Hackbench],
+                quick: true,
+                work: 1.0,
+                custom: vec![],
+                until_ci: Some(10.0),
+                max_repeats: Some(40),
+            }
+            .meta(vec![])
+        };
+        let s = report::ci_status(&records, &plan_meta(3)).unwrap();
+        assert!(
+            s.narrow && s.widest_pct < 10.0,
+            "{} {}",
+            s.widest_pct,
+            s.widest
+        );
+        let fewer: Vec<RunRecord> = records
+            .iter()
+            .filter(|r| r.repeat < done)
+            .cloned()
+            .collect();
+        let s = report::ci_status(&fewer, &plan_meta(3)).unwrap();
+        assert!(
+            !s.narrow,
+            "one round earlier it was still {}% wide",
+            s.widest_pct
+        );
+    }
 
     #[test]
     fn bpf_delta_uses_programs_present_in_both_snapshots() {

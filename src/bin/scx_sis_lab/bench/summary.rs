@@ -1,5 +1,5 @@
 //! Summary statistics of the repeats of one measurement: median, min-max, coefficient of
-//! variation, and ratios to the baseline's median.
+//! variation, and the ratio of two medians.
 
 use serde::Serialize;
 
@@ -55,23 +55,6 @@ pub fn ratio(value: f64, base: f64) -> Option<f64> {
     }
 }
 
-/// A configuration's spread relative to the baseline: median, min and max over the baseline's
-/// median (the plot's bar and whiskers).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Ratios {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-pub fn ratios(s: &Summary, base: &Summary) -> Option<Ratios> {
-    Some(Ratios {
-        median: ratio(s.median, base.median)?,
-        min: ratio(s.min, base.median)?,
-        max: ratio(s.max, base.median)?,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,15 +106,5 @@ mod tests {
         assert_eq!(ratio(0.0, 0.0), None);
         assert_eq!(ratio(3.0, 2.0), Some(1.5));
         assert_eq!(ratio(f64::NAN, 2.0), None);
-    }
-
-    #[test]
-    fn ratios_scale_min_and_max_by_the_base_median() {
-        let base = summarize(&[9.0, 10.0, 11.0]).unwrap();
-        let s = summarize(&[4.0, 5.0, 8.0]).unwrap();
-        let r = ratios(&s, &base).unwrap();
-        assert_eq!((r.median, r.min, r.max), (0.5, 0.4, 0.8));
-        let zero = summarize(&[0.0]).unwrap();
-        assert_eq!(ratios(&s, &zero), None);
     }
 }

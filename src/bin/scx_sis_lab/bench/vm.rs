@@ -47,7 +47,7 @@ fn estimate_timeout(plan: &Plan, cpus: u32) -> u64 {
         })
         .sum::<f64>()
         + 20.0;
-    let run = plan.repeats as f64 * (plan.configs.len() as f64 * per_config + starts);
+    let run = plan.max_rounds() as f64 * (plan.configs.len() as f64 * per_config + starts);
     let slow = 1.0 + cpus as f64 / 16.0;
     (300.0 + 2.5 * slow * run) as u64
 }
@@ -94,7 +94,7 @@ fn guest_binaries(plan: &Plan) -> Result<(Plan, Vec<String>)> {
     let mut guest_plan = plan.clone();
     let mut extras: Vec<String> = vec![lab];
     for c in &mut guest_plan.configs {
-        if let Target::Peer { path } = &mut c.target {
+        if let Target::Peer { path, .. } = &mut c.target {
             if !Path::new(path.as_str()).is_file() {
                 bail!("--peer {path}: no such file");
             }
@@ -155,7 +155,7 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
         let timeout = opts
             .timeout
             .unwrap_or_else(|| estimate_timeout(plan, n.unwrap_or(8)));
-        let runs = plan.repeats as usize * plan.configs.len() * plan.workloads.len();
+        let runs = plan.max_rounds() as usize * plan.configs.len() * plan.workloads.len();
         eprintln!(
             "bench: VM kernel {} topology {topo}: {runs} runs, timeout {timeout} s, console in {}",
             opts.kernel,
@@ -260,6 +260,9 @@ mod tests {
             workloads: vec![Workload::Hackbench],
             quick: true,
             work: 1.0,
+            custom: vec![],
+            until_ci: None,
+            max_repeats: None,
         }
     }
 
@@ -278,7 +281,8 @@ mod tests {
         assert_eq!(
             peer.target,
             Target::Peer {
-                path: "/bin/sh".into()
+                path: "/bin/sh".into(),
+                args: vec![]
             }
         );
 

@@ -1,13 +1,35 @@
 //! The workloads: their command lines (sized to the CPU count), and the parsing of what they
-//! and `perf stat -x,` print.
+//! and `perf stat -x,` print. Besides the built-in ones, custom workloads: any shell command
+//! (`--workload NAME='COMMAND'`), scored by its wall time or by numbers a regex pulls out of its
+//! output (`--metric`), and the presets for schbench and tbench, run when their binaries are on
+//! the PATH.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
+use anyhow::{bail, Context, Result};
+use regex::Regex;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+use super::verdict::Better;
+
+/// A name that lives as long as the process: a custom workload's or metric's name, made once and
+/// shared by every record that carries it, so that `Workload` stays `Copy` like the built-ins.
+/// Names are interned, so reading a long runs.jsonl back adds nothing per record.
+pub fn intern(s: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(s) {
+        return n;
+    }
+    let n: &'static str = Box::leak(s.to_string().into_boxed_str());
+    names.insert(n);
+    n
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Workload {
     /// hackbench -g G -f 20 --threads --pipe -l L -s 100 (the seeds' shape).
     Hackbench,
@@ -19,6 +41,8 @@ pub enum Workload {
     Wakelat,
     /// scx_sis_lab wakelat with one message thread and two workers (low load).
     WakelatLow,
+    /// A command of the user's or a preset's, by name; the plan's `Custom` says what it runs.
+    Custom(&'static str),
 }
 
 pub const ALL: &[Workload] = &[
@@ -46,14 +70,11 @@ impl Workload {
             Workload::Pipe => "pipe",
             Workload::Wakelat => "wakelat",
             Workload::WakelatLow => "wakelat-low",
+            Workload::Custom(n) => n,
         }
     }
 
-    pub fn is_wakelat(self) -> bool {
-        matches!(self, Workload::Wakelat | Workload::WakelatLow)
-    }
-
-    /// The external program it needs besides perf (scx_sis_lab itself for wakelat).
+    /// The external program a built-in needs besides perf (scx_sis_lab itself for wakelat).
     pub fn tool(self) -> Option<&'static str> {
         match self {
             Workload::Hackbench => Some("hackbench"),
@@ -70,16 +91,177 @@ impl fmt::Display for Workload {
 
 impl FromStr for Workload {
     type Err = String;
+    /// A built-in by its name; any other valid name is a custom workload, which the plan must
+    /// define (`--workload` or a preset).
     fn from_str(s: &str) -> Result<Self, String> {
-        ALL.iter()
-            .copied()
-            .find(|w| w.name() == s.trim())
-            .ok_or_else(|| {
-                let names: Vec<&str> = ALL.iter().map(|w| w.name()).collect();
-                format!("unknown workload '{s}' (known: {})", names.join(", "))
-            })
+        let s = s.trim();
+        if let Some(w) = ALL.iter().copied().find(|w| w.name() == s) {
+            return Ok(w);
+        }
+        if !valid_name(s) {
+            return Err(format!(
+                "'{s}' is not a workload name (letters, digits, '-', '_', '.')"
+            ));
+        }
+        Ok(Workload::Custom(intern(s)))
     }
 }
+
+// As its name, as before custom workloads existed ("hackbench", "wakelat-low", ...).
+impl Serialize for Workload {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Workload {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 40
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// A number pulled out of a custom workload's output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedMetric {
+    /// Its column in the report and its key in the record's `metrics`.
+    pub label: String,
+    /// The last match in the output (stdout, then stderr) counts: its first group if it has one,
+    /// else the whole match.
+    pub regex: String,
+    pub better: Better,
+}
+
+/// A custom workload: a shell command, run as `sh -c COMMAND` under perf stat like the others.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Custom {
+    pub name: String,
+    pub command: String,
+    /// Its scores; without any, its wall time is.
+    #[serde(default)]
+    pub metrics: Vec<NamedMetric>,
+    /// Programs it needs on the PATH (a preset's), checked before anything runs.
+    #[serde(default)]
+    pub tools: Vec<String>,
+}
+
+/// The label of a metric named without one.
+pub const DEFAULT_METRIC_LABEL: &str = "score";
+
+/// `NAME='COMMAND ...'` of `--workload`.
+pub fn parse_custom(s: &str) -> Result<Custom> {
+    let (name, command) = s
+        .split_once('=')
+        .with_context(|| format!("--workload '{s}': expected NAME='COMMAND ...'"))?;
+    let name = name.trim();
+    if !valid_name(name) || ALL.iter().any(|w| w.name() == name) {
+        bail!("--workload '{s}': the name must be letters, digits, '-', '_' or '.', and not a built-in workload's");
+    }
+    if command.trim().is_empty() {
+        bail!("--workload {name}: no command");
+    }
+    Ok(Custom {
+        name: name.to_string(),
+        command: command.trim().to_string(),
+        metrics: vec![],
+        tools: vec![],
+    })
+}
+
+/// `NAME[:LABEL][:higher|:lower]=REGEX` of `--metric`: (workload name, the metric).
+pub fn parse_metric(s: &str) -> Result<(String, NamedMetric)> {
+    let (left, regex) = s.split_once('=').with_context(|| {
+        format!("--metric '{s}': expected NAME[:LABEL][:higher|:lower]='REGEX'")
+    })?;
+    let mut parts: Vec<&str> = left.split(':').map(str::trim).collect();
+    let better = match parts.last() {
+        Some(&"higher") if parts.len() > 1 => Better::Higher,
+        Some(&"lower") if parts.len() > 1 => Better::Lower,
+        _ => Better::Lower,
+    };
+    if parts.len() > 1 && matches!(parts.last(), Some(&"higher" | &"lower")) {
+        parts.pop();
+    }
+    let (name, label) = match parts[..] {
+        [name] => (name, DEFAULT_METRIC_LABEL),
+        [name, label] if !label.is_empty() => (name, label),
+        _ => bail!("--metric '{s}': expected NAME[:LABEL][:higher|:lower]='REGEX'"),
+    };
+    Regex::new(regex).with_context(|| format!("--metric {name}: not a regex"))?;
+    Ok((
+        name.to_string(),
+        NamedMetric {
+            label: label.to_string(),
+            regex: regex.to_string(),
+            better,
+        },
+    ))
+}
+
+/// The value `m` finds in `out`: its last match's first group (or the whole match).
+pub fn extract(m: &NamedMetric, out: &str) -> Option<f64> {
+    let re = Regex::new(&m.regex).ok()?;
+    let c = re.captures_iter(out).last()?;
+    let text = c.get(1).or_else(|| c.get(0))?.as_str();
+    text.trim().replace(',', "").parse().ok()
+}
+
+/// The presets: schbench (Chris Mason's message/worker wakeup benchmark, which prints to
+/// stderr) and tbench (dbench's network half, against its tbench_srv), sized like wakelat.
+/// They are used only when their programs are on the PATH; the bench ships neither.
+pub fn preset(name: &str, s: &Sizing) -> Option<Custom> {
+    let (m, workers, runtime, _) = s.wakelat(false);
+    let rt = (runtime as u64).max(1);
+    let metric = |label: &str, regex: &str, better| NamedMetric {
+        label: label.into(),
+        regex: regex.into(),
+        better,
+    };
+    match name {
+        "schbench" => Some(Custom {
+            name: name.into(),
+            command: format!("schbench -m {m} -t {workers} -r {rt}"),
+            metrics: vec![
+                metric(
+                    "wakeup p99 us",
+                    r"(?s)Wakeup Latencies percentiles.*?\* 99\.0th: *([0-9]+)",
+                    Better::Lower,
+                ),
+                metric(
+                    "requests/s",
+                    r"(?s)RPS percentiles.*?\* 50\.0th: *([0-9]+)",
+                    Better::Higher,
+                ),
+            ],
+            tools: vec!["schbench".into()],
+        }),
+        "tbench" => Some(Custom {
+            name: name.into(),
+            command: format!(
+                "tbench_srv >/dev/null 2>&1 & srv=$!; sleep 1; tbench -t {rt} {} 127.0.0.1; \
+                 rc=$?; kill $srv; exit $rc",
+                s.cpus
+            ),
+            metrics: vec![metric(
+                "MB/s",
+                r"Throughput ([0-9.]+) MB/sec",
+                Better::Higher,
+            )],
+            tools: vec!["tbench".into(), "tbench_srv".into()],
+        }),
+        _ => None,
+    }
+}
+
+pub const PRESETS: &[&str] = &["schbench", "tbench"];
 
 /// How big a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -128,10 +310,14 @@ impl Sizing {
 }
 
 /// The workload's command line; `lab_exe` is scx_sis_lab (for wakelat).
-pub fn command(w: Workload, s: &Sizing, lab_exe: &str) -> Vec<String> {
+pub fn command(w: Workload, s: &Sizing, lab_exe: &str, customs: &[Custom]) -> Vec<String> {
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let (g, l) = (s.groups().to_string(), s.loops().to_string());
     match w {
+        Workload::Custom(name) => {
+            let c = customs.iter().find(|c| c.name == name);
+            v(&["sh", "-c", c.map_or("false", |c| c.command.as_str())])
+        }
         Workload::Hackbench => v(&[
             "hackbench",
             "-g",
@@ -193,10 +379,18 @@ pub fn expected_secs(w: Workload, s: &Sizing) -> f64 {
             let (_, _, rt, wu) = s.wakelat(false);
             rt + wu + 1.5
         }
+        // Unknown: a run may take a minute before its timeout counts as a hang.
+        Workload::Custom(_) => 60.0,
     }
 }
 
-pub const PERF_EVENTS: &str = "cpu-migrations,context-switches";
+/// What perf stat counts: the software events every kernel has, and the hardware ones that
+/// placement moves first on real machines (cache behaviour). A PMU without them (QEMU TCG
+/// emulates none) makes perf print `<not supported>` for those and count the rest.
+pub const PERF_EVENTS: &str =
+    "cpu-migrations,context-switches,cycles,instructions,LLC-loads,LLC-load-misses";
+/// The hardware events of PERF_EVENTS, as perf names them.
+pub const HW_EVENTS: &[&str] = &["cycles", "instructions", "LLC-loads", "LLC-load-misses"];
 
 /// `perf stat -x, -o FILE -e EVENTS -- CMD...`
 pub fn perf_stat_command(out_file: &str, cmd: &[String]) -> Vec<String> {
@@ -217,10 +411,16 @@ pub fn perf_stat_command(out_file: &str, cmd: &[String]) -> Vec<String> {
     v
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PerfCounts {
     pub migrations: Option<u64>,
     pub context_switches: Option<u64>,
+    pub cycles: Option<u64>,
+    pub instructions: Option<u64>,
+    pub llc_loads: Option<u64>,
+    pub llc_misses: Option<u64>,
+    /// Events perf stat said `<not supported>` for.
+    pub unsupported: Vec<String>,
 }
 
 /// The counts of `perf stat -x,` output: "value,unit,event,run time,percent,..." lines;
@@ -244,11 +444,23 @@ pub fn parse_perf_stat(text: &str) -> PerfCounts {
                 .filter(|v| v.is_finite() && *v >= 0.0)
                 .map(|v| v.round() as u64)
         });
-        // The event may carry modifiers: "cpu-migrations:u".
+        // The event may carry modifiers ("cpu-migrations:u") or a PMU ("cpu_core/cycles/").
         let event = f[2].trim().split(':').next().unwrap_or("");
+        let event = event
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(event);
+        if f[0].contains("not supported") {
+            c.unsupported.push(event.to_string());
+        }
         match event {
             "cpu-migrations" | "migrations" => c.migrations = value,
             "context-switches" | "cs" => c.context_switches = value,
+            "cycles" | "cpu-cycles" => c.cycles = value,
+            "instructions" => c.instructions = value,
+            "LLC-loads" => c.llc_loads = value,
+            "LLC-load-misses" => c.llc_misses = value,
             _ => {}
         }
     }
@@ -311,8 +523,117 @@ mod tests {
         let c = parse_perf_stat(text);
         assert_eq!(c.migrations, Some(12));
         assert_eq!(c.context_switches, None);
+        assert!(c.unsupported.is_empty(), "not counted is not unsupported");
         assert_eq!(parse_perf_stat(""), PerfCounts::default());
         assert_eq!(parse_perf_stat("garbage\n1,2\n"), PerfCounts::default());
+    }
+
+    #[test]
+    fn hardware_counters_and_a_pmu_without_them() {
+        let hw = "761,,cpu-migrations,100,100.00,,\n\
+                  8576,,context-switches,100,100.00,,\n\
+                  123456789,,cycles,100,100.00,,\n\
+                  234567890,,cpu_core/instructions/,100,100.00,1.90,insn per cycle\n\
+                  1000,,LLC-loads,100,50.00,,\n\
+                  90,,LLC-load-misses:u,100,50.00,9.00,of all LL-cache accesses\n";
+        let c = parse_perf_stat(hw);
+        assert_eq!(
+            (c.cycles, c.instructions, c.llc_loads, c.llc_misses),
+            (Some(123456789), Some(234567890), Some(1000), Some(90))
+        );
+        // QEMU TCG: the software counts stand, the hardware ones are named unsupported.
+        let tcg = "761,,cpu-migrations,100,100.00,,\n\
+                   8576,,context-switches,100,100.00,,\n\
+                   <not supported>,,cycles,0,100.00,,\n\
+                   <not supported>,,instructions,0,100.00,,\n\
+                   <not supported>,,LLC-loads,0,100.00,,\n\
+                   <not supported>,,LLC-load-misses,0,100.00,,\n";
+        let c = parse_perf_stat(tcg);
+        assert_eq!((c.migrations, c.cycles), (Some(761), None));
+        assert_eq!(c.unsupported, HW_EVENTS);
+    }
+
+    #[test]
+    fn custom_workloads_and_their_metrics() {
+        let c = parse_custom("pipeops=perf bench sched pipe -l 1000").unwrap();
+        assert_eq!(
+            (c.name.as_str(), c.command.as_str()),
+            ("pipeops", "perf bench sched pipe -l 1000")
+        );
+        assert!(parse_custom("hackbench=true").is_err(), "a built-in's name");
+        assert!(parse_custom("x=").is_err());
+        assert!(parse_custom("no command").is_err());
+        let (w, m) = parse_metric("pipeops:ops/s:higher=([0-9]+) ops/sec").unwrap();
+        assert_eq!(
+            (w.as_str(), m.label.as_str(), m.better),
+            ("pipeops", "ops/s", Better::Higher)
+        );
+        let (_, m) = parse_metric("x=took ([0-9.]+) s").unwrap();
+        assert_eq!(
+            (m.label.as_str(), m.better),
+            (DEFAULT_METRIC_LABEL, Better::Lower)
+        );
+        let (_, m) = parse_metric("x:higher=a=(\\d+)").unwrap();
+        assert_eq!(
+            (m.label.as_str(), m.better, m.regex.as_str()),
+            ("score", Better::Higher, "a=(\\d+)")
+        );
+        assert!(parse_metric("x=(unclosed").is_err());
+        assert!(parse_metric("x:a:b:c=1").is_err());
+        // The last match counts; a group if there is one; thousands separators go.
+        let out = "ops 5\n     5,977 ops/sec\nlater: 6,100 ops/sec\n";
+        let (_, m) = parse_metric("p:ops/s:higher=([0-9,]+) ops/sec").unwrap();
+        assert_eq!(extract(&m, out), Some(6100.0));
+        let (_, whole) = parse_metric("p=[0-9]+").unwrap();
+        assert_eq!(extract(&whole, "a 1 b 22"), Some(22.0));
+        assert_eq!(extract(&m, "nothing"), None);
+        assert_eq!("mine".parse::<Workload>(), Ok(Workload::Custom("mine")));
+        let w: Workload = serde_json::from_str("\"mine\"").unwrap();
+        assert_eq!(
+            (w, serde_json::to_string(&w).unwrap()),
+            (Workload::Custom("mine"), "\"mine\"".into())
+        );
+        assert_eq!(
+            serde_json::to_string(&Workload::WakelatLow).unwrap(),
+            "\"wakelat-low\""
+        );
+    }
+
+    #[test]
+    fn presets_read_schbench_and_tbench() {
+        let s = Sizing {
+            cpus: 8,
+            quick: false,
+            work: 1.0,
+        };
+        let sch = preset("schbench", &s).unwrap();
+        assert_eq!(sch.command, "schbench -m 2 -t 2 -r 5");
+        // Two periodic reports, then the final one: the last block's numbers count.
+        let out = "Wakeup Latencies percentiles (usec) runtime 2 (s) (1 total samples)\n\
+                   \t* 99.0th: 999        (1 samples)\n\
+                   RPS percentiles (requests) runtime 2 (s) (3 total samples)\n\
+                   \t* 50.0th: 1        (3 samples)\n\
+                   Wakeup Latencies percentiles (usec) runtime 5 (s) (41567 total samples)\n\
+                   \t  50.0th: 11         (10767 samples)\n\
+                   \t* 99.0th: 36         (3347 samples)\n\
+                   \t  min=1, max=731\n\
+                   Request Latencies percentiles (usec) runtime 5 (s) (4156 total samples)\n\
+                   \t* 99.0th: 15568      (3347 samples)\n\
+                   RPS percentiles (requests) runtime 5 (s) (5 total samples)\n\
+                   \t  20.0th: 1443000    (31 samples)\n\
+                   \t* 50.0th: 1443840    (31 samples)\n";
+        let got: Vec<Option<f64>> = sch.metrics.iter().map(|m| extract(m, out)).collect();
+        assert_eq!(got, [Some(36.0), Some(1443840.0)]);
+        let tb = preset("tbench", &s).unwrap();
+        assert!(
+            tb.command.contains("tbench -t 5 8 127.0.0.1"),
+            "{}",
+            tb.command
+        );
+        let out = "Throughput 1234.56 MB/sec  8 clients  8 procs  max_latency=3.2 ms\n";
+        assert_eq!(extract(&tb.metrics[0], out), Some(1234.56));
+        assert_eq!(tb.metrics[0].better, Better::Higher);
+        assert!(preset("fio", &s).is_none());
     }
 
     #[test]
@@ -365,14 +686,22 @@ mod tests {
         assert_eq!(s(8, true).loops(), 60);
         assert_eq!(s(8, false).wakelat(true).0, 1);
         assert_eq!(s(16, false).wakelat(false).0, 4);
-        let hb = command(Workload::Hackbench, &s(8, false), "/bin/scx_sis_lab").join(" ");
+        let hb = command(Workload::Hackbench, &s(8, false), "/bin/scx_sis_lab", &[]).join(" ");
         assert_eq!(hb, "hackbench -g 2 -f 20 --threads --pipe -l 300 -s 100");
-        let wl = command(Workload::WakelatLow, &s(8, true), "/bin/scx_sis_lab").join(" ");
+        let wl = command(Workload::WakelatLow, &s(8, true), "/bin/scx_sis_lab", &[]).join(" ");
         assert_eq!(
             wl,
             "/bin/scx_sis_lab wakelat --json --message-threads 1 --workers 2 --runtime 2 --warmup 0.5"
         );
         assert_eq!("wakelat-low".parse::<Workload>(), Ok(Workload::WakelatLow));
-        assert!("fio".parse::<Workload>().is_err());
+        assert!("a b".parse::<Workload>().is_err());
+        let c = parse_custom("mine=sleep 1; echo done").unwrap();
+        let cmd = command(
+            Workload::Custom("mine"),
+            &s(8, false),
+            "/bin/scx_sis_lab",
+            &[c],
+        );
+        assert_eq!(cmd, ["sh", "-c", "sleep 1; echo done"]);
     }
 }
