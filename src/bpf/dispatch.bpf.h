@@ -157,6 +157,40 @@ static __always_inline bool drain_plain_fifo(void)
 }
 
 /*
+ * The sis preset's sources after prev: the wakequeue's shards, @cpu's own
+ * queue, a steal (@kicker: the CPU that kicked this one, -1 for none), other
+ * LLCs' shards. @now: the clock if this dispatch read it already, else 0.
+ * Global: the verifier walks these once, not once per outcome of the
+ * sources before them.
+ */
+__noinline int dispatch_sources(s32 cpu, s32 kicker, u64 now, const struct sis_tunables *t)
+{
+	u32 llc = llc_of(cpu);
+
+	if (!t)
+		return 0;
+	if (shard_first(cpu, t) && wakeq_dispatch(cpu, t))
+		return 1;
+	if (take_own(cpu))
+		return 1;
+	if (wakeq_dispatch(cpu, t))
+		return 1;
+	if (kicker >= 0 || llc_work_maybe(llc) || (nr_llcs > 1 && other_llc_work_maybe(llc))) {
+		switch (steal(cpu, llc, kicker, clock_once(&now), t)) {
+		case STOLE_LLC:
+			stat_inc(SIS_CNT_DISPATCH_LLC);
+			return 1;
+		case STOLE_REMOTE:
+			stat_inc(SIS_CNT_DISPATCH_REMOTE);
+			return 1;
+		default:
+			break;
+		}
+	}
+	return take_remote_shard(llc);
+}
+
+/*
  * The sis preset. @kicker: the CPU that kicked this one to steal its work,
  * -1 for none. A still-runnable @prev means its slice ended on a busy CPU.
  */
@@ -179,25 +213,7 @@ static __always_inline bool dispatch_sis(s32 cpu, struct task_struct *prev, s32 
 		stat_inc(SIS_CNT_DISPATCH_KEEP);
 		return true;
 	}
-	if (shard_first(cpu, t) && wakeq_dispatch(cpu, t))
-		return true;
-	if (take_own(cpu))
-		return true;
-	if (wakeq_dispatch(cpu, t))
-		return true;
-	if (kicker >= 0 || llc_work_maybe(llc) || (nr_llcs > 1 && other_llc_work_maybe(llc))) {
-		switch (steal(cpu, llc, kicker, clock_once(&now), t)) {
-		case STOLE_LLC:
-			stat_inc(SIS_CNT_DISPATCH_LLC);
-			return true;
-		case STOLE_REMOTE:
-			stat_inc(SIS_CNT_DISPATCH_REMOTE);
-			return true;
-		default:
-			break;
-		}
-	}
-	return take_remote_shard(llc);
+	return dispatch_sources(cpu, kicker, now, t);
 }
 
 /* A kick to steal is good for the dispatch it caused: read and clear it (-1: none). */
