@@ -133,9 +133,7 @@ else
 fi
 
 # --------------------------------------------------------------------------- not root
-chmod 755 /
-grep -q '^nobody:' /etc/passwd || echo 'nobody:x:65534:65534:nobody:/tmp:/bin/sh' >>/etc/passwd
-grep -q '^nogroup:' /etc/group || echo 'nogroup:x:65534:' >>/etc/group
+nobody_usable
 # not_root MODE: tune, monitor, --monitor and trace as nobody must say root is needed (status 3),
 # never that no instance runs; the trace leaves no file.
 not_root() {
