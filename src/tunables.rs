@@ -4,6 +4,7 @@
 //! trace ring buffer is pinned beside it for `scx_sis trace`.
 
 use std::fs;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::Path;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
 use crate::bpf_intf::{self, sis_tunables};
+use crate::exit::Cause;
 use crate::policy::{defaults as dfl, PolicyOpts, Preset, Switch};
 use crate::{curves, instance, preflight};
 
@@ -200,14 +202,13 @@ impl Drop for Pin {
 
 /// Pin the live tunables for `tune` and the trace ring buffer for `trace`. Only called once
 /// preflight found no scheduler loaded, so a pin already there was left by a killed instance:
-/// replace it.
+/// replace it, once the directory proved to be root's alone (ensure_pin_dir).
 pub fn pin(tunables: &mut libbpf_rs::MapMut, trace_ring: &mut libbpf_rs::MapMut) -> Result<Pin> {
+    ensure_pin_dir(Path::new(PIN_DIR), 0)?;
     for path in PINS.into_iter().filter(|p| Path::new(p).exists()) {
         eprintln!("replacing the stale pin {path} of an instance that did not exit cleanly");
         fs::remove_file(path).with_context(|| format!("failed to remove {path}"))?;
     }
-    fs::create_dir_all(PIN_DIR)
-        .with_context(|| format!("failed to create {PIN_DIR} (is bpffs mounted?)"))?;
     // From here the Pin's Drop removes whatever got pinned, and the directory.
     let pin = Pin(());
     tunables
@@ -220,10 +221,83 @@ pub fn pin(tunables: &mut libbpf_rs::MapMut, trace_ring: &mut libbpf_rs::MapMut)
 }
 
 fn unpin() {
+    // Only in a directory that is still root's alone: never unlink through someone else's.
+    if !matches!(check_pin_dir(Path::new(PIN_DIR), 0), Ok(true)) {
+        return;
+    }
     for path in PINS {
         let _ = fs::remove_file(path);
     }
     let _ = fs::remove_dir(PIN_DIR);
+}
+
+/// Whether `dir` is a pin directory root can trust: Ok(false) when nothing is there, Ok(true)
+/// when it is a real directory (not a symlink: lstat, never followed) owned by `owner` (root)
+/// that no one else may write, in a parent where no one else can rename it away (not writable
+/// by others, or sticky, as bpffs is when mounted without mode=). Anything else is an
+/// UnsafePinDir error naming what is wrong: whoever controls the directory could make root
+/// unlink files elsewhere through a symlink, hand `tune` and `trace` maps of their own, or hold
+/// its lock.
+pub fn check_pin_dir(dir: &Path, owner: u32) -> Result<bool> {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e).with_context(|| format!("failed to look at {}", dir.display())),
+    };
+    let what = if meta.file_type().is_symlink() {
+        let target = fs::read_link(dir).map_or_else(|_| "?".into(), |t| t.display().to_string());
+        Some(format!("it is a symlink (to {target})"))
+    } else if !meta.is_dir() {
+        Some("it is not a directory".to_string())
+    } else if meta.uid() != owner {
+        Some(format!("it is owned by uid {}, not root", meta.uid()))
+    } else if meta.mode() & 0o022 != 0 {
+        Some(format!(
+            "its mode {:o} lets others write into it",
+            meta.mode() & 0o7777
+        ))
+    } else {
+        let parent = dir.parent().unwrap_or(Path::new("/"));
+        fs::metadata(parent).ok().and_then(|p| {
+            let mode = p.mode();
+            (mode & 0o022 != 0 && mode & 0o1000 == 0).then(|| {
+                format!(
+                    "{} (mode {:o}) lets others rename it away: its parent needs the sticky bit",
+                    parent.display(),
+                    mode & 0o7777
+                )
+            })
+        })
+    };
+    match what {
+        None => Ok(true),
+        Some(what) => Err(Cause::UnsafePinDir.error(format!(
+            "refusing the pin directory {}: {what}; it holds the scheduler's pins, which root \
+             replaces and trusts, so it must be root's alone (remove it: rm -r {0})",
+            dir.display()
+        ))),
+    }
+}
+
+/// `dir` as a pin directory root can trust (check_pin_dir), created 0700 when missing.
+fn ensure_pin_dir(dir: &Path, owner: u32) -> Result<()> {
+    if check_pin_dir(dir, owner)? {
+        return Ok(());
+    }
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        // Someone made it between the look and the mkdir: it is checked below like any other.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("failed to create {} (is bpffs mounted?)", dir.display()))
+        }
+    }
+    if check_pin_dir(dir, owner)? {
+        Ok(())
+    } else {
+        bail!("{} vanished as it was created", dir.display())
+    }
 }
 
 /// The running instance's tunables map, or a clear error if none runs or if this user may not
@@ -245,6 +319,7 @@ pub fn open_live() -> Result<MapHandle> {
         }
         Ok(true) => {}
     }
+    check_pin_dir(Path::new(PIN_DIR), 0)?;
     MapHandle::from_pinned_path(TUNABLES_PIN).map_err(|e| {
         // BPF_OBJ_GET checks the pin's mode (0600, root's) like open(2) does.
         match e.kind() {
@@ -328,6 +403,59 @@ mod tests {
         });
         lock_exclusive(path, LOCK_WAIT).unwrap();
         releaser.join().unwrap();
+    }
+
+    #[test]
+    fn the_pin_directory_must_be_root_alone_and_is_made_0700() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        // /tmp's tempdir is ours and 0700; "root" here is whoever runs the test.
+        let me = fs::metadata(base.path()).unwrap().uid();
+        let dir = base.path().join("scx_sis");
+        assert!(!check_pin_dir(&dir, me).unwrap(), "nothing there yet");
+        ensure_pin_dir(&dir, me).unwrap();
+        let meta = fs::symlink_metadata(&dir).unwrap();
+        assert!(meta.is_dir());
+        assert_eq!(meta.mode() & 0o777, 0o700);
+        assert!(check_pin_dir(&dir, me).unwrap());
+        ensure_pin_dir(&dir, me).unwrap();
+
+        let refused = |dir: &Path, owner: u32, what: &str| {
+            let e = ensure_pin_dir(dir, owner).unwrap_err();
+            assert_eq!(Cause::of(&e), Cause::UnsafePinDir, "{e:#}");
+            let msg = format!("{e:#}");
+            assert!(
+                msg.contains(what) && msg.contains(&dir.display().to_string()),
+                "{msg}"
+            );
+            assert_eq!(msg.lines().count(), 1, "{msg}");
+        };
+        // Another owner (as a user's mkdir on a bpffs mounted 01777).
+        refused(&dir, me + 1, &format!("owned by uid {me}, not root"));
+        // Writable by others.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        refused(&dir, me, "mode 777");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+
+        // A symlink to a directory elsewhere: refused, and nothing there is unlinked.
+        let elsewhere = base.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::write(elsewhere.join("tunables"), "precious").unwrap();
+        let link = base.path().join("link");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        refused(&link, me, "symlink");
+        assert_eq!(
+            fs::read_to_string(elsewhere.join("tunables")).unwrap(),
+            "precious"
+        );
+
+        // A parent others may write without the sticky bit: the directory could be swapped.
+        let open_parent = base.path().join("open");
+        fs::create_dir(&open_parent).unwrap();
+        fs::set_permissions(&open_parent, fs::Permissions::from_mode(0o777)).unwrap();
+        refused(&open_parent.join("scx_sis"), me, "sticky bit");
+        fs::set_permissions(&open_parent, fs::Permissions::from_mode(0o1777)).unwrap();
+        ensure_pin_dir(&open_parent.join("scx_sis"), me).unwrap();
     }
 
     #[test]
