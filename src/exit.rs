@@ -15,7 +15,8 @@ pub enum Cause {
     Failure,
     /// The command line: clap's own status for a usage error.
     Usage,
-    /// Not root, no sched_ext, or the kernel (or libbpf) refused the BPF program.
+    /// Not root, no sched_ext, no kernel config for libbpf, or the kernel (or libbpf) refused
+    /// the BPF program.
     Unsupported,
     /// Another sched_ext scheduler, or another scx_sis, is loaded or loading.
     Busy,
@@ -62,7 +63,7 @@ pub const TABLE: [Row; 9] = [
     Row {
         cause: Cause::Unsupported,
         code: 3,
-        meaning: "not root, no sched_ext, or the kernel refused the BPF program",
+        meaning: "not root, no sched_ext or kernel config, or the kernel refused the BPF program",
         restart: false,
     },
     Row {

@@ -129,6 +129,10 @@ llc_metrics! {
         "Idle CPU time, ns, while a task queued in the LLC had waited longer than steal-min (sampled every timer period): what work conservation missed";
     count steal_skip_short_idle = sis_counter_SIS_CNT_STEAL_SKIP_SHORT_IDLE,
         "Idle dispatches that did not look for work: this CPU's idle periods are shorter than steal-min";
+    count tun_raced = sis_counter_SIS_CNT_TUN_RACED,
+        "Tunables snapshots whose copy raced a write (tune, trace) and was taken again from a whole copy";
+    count tun_torn = sis_counter_SIS_CNT_TUN_TORN,
+        "Tunables snapshots that found no whole copy in every retry: the built-in defaults decided (stays 0)";
     shards shards, "Per-shard wakequeue statistics, by shard index";
 }
 
@@ -439,6 +443,6 @@ pub(crate) mod tests {
         let fields = text.lines().filter(|l| l.starts_with("  ")).count();
         let described = text.lines().filter(|l| l.contains(" : ")).count();
         assert_eq!(fields, described, "a field without a description:\n{text}");
-        assert_eq!(fields, 4 + 55 + 5, "{text}");
+        assert_eq!(fields, 4 + 57 + 5, "{text}");
     }
 }

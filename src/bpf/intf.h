@@ -113,6 +113,8 @@ enum sis_counter {
 	SIS_CNT_STEAL_SKIP_SHORT_IDLE, /* idle dispatches that did not look: short idle periods */
 	SIS_CNT_SCAN_LAST_LOOK, /* nr_scan 0, and the one look at the LLC's idle mask found a CPU */
 	SIS_CNT_IDLE_WAITING_NS, /* idle CPU time beside a task waiting over steal-min (timer) */
+	SIS_CNT_TUN_RACED, /* tunables snapshots whose copy raced a write and was taken again */
+	SIS_CNT_TUN_TORN,  /* ... that found no whole copy: the built-in defaults decided */
 	SIS_NR_COUNTERS,
 };
 
@@ -130,8 +132,16 @@ struct sis_llc_stats {
 /*
  * Everything a user may change while the scheduler runs. BPF reads it on
  * every decision; writers bump @generation so readers notice changes.
+ *
+ * The tunables map holds two copies (keys 0 and 1), each with its own @seq:
+ * odd while a writer is changing that copy, even when it is whole. Writers
+ * (tunables.rs write()) change copy 1, then copy 0, each in three steps: @seq
+ * odd with the old values, the new values, @seq even. So one copy is whole at
+ * any moment, and a reader that finds @seq even and unchanged across its copy
+ * has a whole one (tun_snapshot() in tunables.bpf.h).
  */
 struct sis_tunables {
+	u64 seq;
 	u64 generation;
 	u64 slice_ns;
 	u32 prev_bias;
