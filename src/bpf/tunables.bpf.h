@@ -23,7 +23,7 @@ enum {
 	SIS_DFL_BALANCE_LAG_US = 12000,
 	SIS_DFL_STEAL_MIN_US = 500,
 	/* Rounds over both copies before a snapshot gives up on them (tun_snapshot_slow()). */
-	SIS_TUN_ROUNDS = 4,
+	SIS_TUN_ROUNDS = 2,
 };
 
 struct {

@@ -1,4 +1,4 @@
-//! fleet.sh's tune storm: while three writers changed the tunables back and forth under
+//! fleet.sh's tune storm: while the lab's tune-storm and a `tune` loop changed the tunables under
 //! hackbench, every snapshot BPF took was of a whole copy. `tun_raced` counts the snapshots whose
 //! copy raced a write and were taken again (so the storm did reach the race: without it the check
 //! proves nothing), `tun_torn` those left without a whole copy, which must stay 0.
@@ -23,7 +23,8 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let torn = llc_sum(&m, |l| l.tun_torn);
     let wakeups = llc_sum(&m, |l| l.wakeups);
     let d = format!(
-        "{} tunes ({} failed) over {:.1} s: {wakeups} wakeups, snapshots raced and retaken {raced}, torn {torn}",
+        "{} writes by the lab's tune-storm and {} tunes ({} failed) over {:.1} s: {wakeups} wakeups, snapshots raced and retaken {raced}, torn {torn}",
+        tunes.s("writes"),
         tunes.s("tunes"),
         tunes.s("fails"),
         m.secs

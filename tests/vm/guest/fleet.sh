@@ -136,38 +136,38 @@ else
 fi
 
 # --------------------------------------------------------------------------- tune storm
-# Three writers change the tunables back and forth while hackbench keeps the callbacks busy: every
-# snapshot BPF takes must be of a whole copy. A copy that raced a write is counted (tun_raced) and
-# taken again; one left without a whole copy is counted too (tun_torn). fleet.rs judges both from
-# the monitor window around the storm; here, every tune must succeed and the scheduler survive.
+# Writers change the tunables back and forth while hackbench keeps the callbacks busy: every
+# snapshot BPF takes must be of a whole copy. The lab's tune-storm writes as `tune` does (lock,
+# read, change, write) from three threads, thousands of times, and a `tune` loop runs beside it
+# (a process per write manages a few a second under TCG). A copy that raced a write is counted
+# (tun_raced) and taken again; one left without a whole copy is counted too (tun_torn). fleet.rs
+# judges both from the monitor window around the storm; here, every write must succeed and the
+# scheduler survive.
 mon_window_start /tmp/storm.mon
 start_bg_loop hackbench -g 2 -l 50
-storm_end=$(($(now_cs) + ${SIS_FLEET_STORM_SECS:-20} * 100))
-storm_pids=
-for w in 1 2 3; do
-  (
-    n=0 bad=0
-    while [ "$(now_cs)" -lt "$storm_end" ]; do
-      /bin/scx_sis tune --steal-min-us $((400 + w)) --prev-bias off --balance-lag-us $((6000 + w)) >/dev/null 2>>/tmp/storm.err || bad=$((bad + 1))
-      /bin/scx_sis tune --steal-min-us 500 --prev-bias on --balance-lag-us 12000 >/dev/null 2>>/tmp/storm.err || bad=$((bad + 1))
-      n=$((n + 2))
-    done
-    echo "$n $bad" >"/tmp/storm.$w"
-  ) &
-  storm_pids="$storm_pids $!"
-done
-# shellcheck disable=SC2086
-wait $storm_pids
+storm_secs=${SIS_FLEET_STORM_SECS:-20}
+storm_end=$(($(now_cs) + storm_secs * 100))
+(
+  n=0 bad=0 i=0
+  while [ "$(now_cs)" -lt "$storm_end" ]; do
+    i=$((i + 1))
+    /bin/scx_sis tune --steal-min-us $((450 + i % 2)) --prev-bias on >/dev/null 2>>/tmp/storm.err || bad=$((bad + 1))
+    n=$((n + 1))
+  done
+  echo "$n $bad" >/tmp/storm.tune
+) &
+tune_loop=$!
+cap storm $((storm_secs + 60)) /bin/scx_sis_lab tune-storm --secs "$storm_secs" --writers 3
+storm_rc=$CAP_RC
+wait "$tune_loop"
 stop_bg_loop 60
 mon_window_stop tune_storm
-tunes=0 tune_fails=0
-for w in 1 2 3; do
-  read -r n bad <"/tmp/storm.$w"
-  tunes=$((tunes + n)) tune_fails=$((tune_fails + bad))
-done
-rec kv tune_storm_tunes "tunes=$tunes fails=$tune_fails"
-d="$tunes tunes by 3 writers, $tune_fails failed ($(head -c 200 /tmp/storm.err | tr '\n' '|')); hackbench runs $BG_LOOP_RUNS (rc!=0: $BG_LOOP_FAILS); monitor rc=$MON_WIN_RC"
-if [ "$tunes" -gt 0 ] && [ "$tune_fails" -eq 0 ] && sched_alive && [ "$(scx_state)" = enabled ] && [ "$MON_WIN_RC" -eq 0 ]; then
+read -r tunes tune_fails </tmp/storm.tune
+writes=$(sed -n 's/^tune-storm: \([0-9]*\) writes.*/\1/p' /tmp/storm.out)
+rec kv tune_storm_tunes "writes=${writes:-0} tunes=$tunes fails=$tune_fails"
+d="tune-storm rc=$storm_rc: $(line /tmp/storm.out) $(line /tmp/storm.err | cut -c1-200); $tunes tunes beside it, $tune_fails failed; hackbench runs $BG_LOOP_RUNS (rc!=0: $BG_LOOP_FAILS); monitor rc=$MON_WIN_RC"
+if [ "$storm_rc" -eq 0 ] && [ "${writes:-0}" -gt 0 ] && [ "$tunes" -gt 0 ] && [ "$tune_fails" -eq 0 ] &&
+  sched_alive && [ "$(scx_state)" = enabled ] && [ "$MON_WIN_RC" -eq 0 ]; then
   pass tune_storm_survived "$d"
 else
   fail tune_storm_survived "$d; daemon alive=$(sched_alive && echo yes || echo no) state=$(scx_state)"
