@@ -118,11 +118,11 @@ impl Metrics {
                 .join(" ");
             let _ = writeln!(
                 out,
-                "|{:>4.1} {:>4.1} {:>4.0}|{:>6.0} {:>4}|{:>7.0} {:>6.0} {:>5.0} {:>6.0}|{:>6.0} {:>4} {:>6.1} {:>4}",
+                "|{:>4.1} {:>4.1} {:>4.0}|{:>6} {:>4}|{:>7.0} {:>6.0} {:>5.0} {:>6.0}|{:>6.0} {:>4} {:>6.1} {:>4}",
                 avg(m.scan_depth, m.scan_runs),
                 avg(m.scan_visited, m.scan_runs),
                 pct(m.scan_found, m.scan_runs),
-                avg(m.select_ns, m.select_timed),
+                compact(avg(m.select_ns, m.select_timed)),
                 pow2_label(m.select_ns_quantile(0.99)),
                 self.rate(m.dispatch_local),
                 self.rate(m.dispatch_llc_steal),
@@ -179,6 +179,16 @@ fn avg(total: u64, n: u64) -> f64 {
         0.0
     } else {
         total as f64 / n as f64
+    }
+}
+
+/// A count in at most 6 characters: as it is below 100,000, else in K, M or G (1000s).
+fn compact(v: f64) -> String {
+    match v {
+        v if v < 99_999.5 => format!("{v:.0}"),
+        v if v < 999_500.0 => format!("{:.0}K", v / 1e3),
+        v if v < 999_950_000.0 => format!("{:.1}M", v / 1e6),
+        v => format!("{:.1}G", v / 1e9),
     }
 }
 
@@ -277,7 +287,8 @@ mod tests {
             }
             l.migrations = 999_999;
             (l.scan_runs, l.scan_depth, l.scan_visited, l.scan_found) = (1, 99, 99, 1);
-            (l.select_timed, l.select_ns) = (1, 999_999);
+            // An average over a millisecond: a vCPU descheduled in select_cpu under emulation.
+            (l.select_timed, l.select_ns) = (1, 1_661_616 + i as u64 * 999_000_000_000);
             (l.dispatch_local, l.dispatch_llc_steal) = (9_999_999, 999_999);
             (l.dispatch_remote_steal, l.pulls) = (99_999, 999_999);
             (l.wakeq_enqueued, l.wakeq_waits, l.wakeq_wait_ns) = (999_999, 1, 99_999_000);
@@ -299,6 +310,14 @@ mod tests {
             .collect();
         assert_eq!(rows.len(), 3);
         assert!(rows.iter().all(|r| r.len() == rows[0].len()), "{table}");
+    }
+
+    #[test]
+    fn compact_counts_keep_to_six_characters() {
+        assert_eq!(compact(99_999.0), "99999");
+        assert_eq!(compact(123_456.0), "123K");
+        assert_eq!(compact(1_661_616.0), "1.7M");
+        assert_eq!(compact(999_000_000_000.0), "999.0G");
     }
 
     #[test]
