@@ -48,8 +48,9 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunOpts {
-    /// Seconds between two per-LLC stats tables (scx's --stats).
-    #[arg(long, alias = "stats", default_value_t = 1.0, value_parser = parse_interval)]
+    /// Seconds between two stats lines on stdout, every LLC summed (scx's --stats); 0: none.
+    /// `scx_sis monitor` shows the per-LLC table.
+    #[arg(long, alias = "stats", value_name = "SECS", default_value_t = 1.0, value_parser = parse_stats_interval)]
     pub stats_interval: f64,
 
     /// Load nothing: show the running instance's stats every SECS (scx's --monitor).
@@ -86,7 +87,8 @@ pub struct RunOpts {
 impl RunOpts {
     pub fn scheduler_options(&self) -> scheduler::Options {
         scheduler::Options {
-            stats_interval: Duration::from_secs_f64(self.stats_interval),
+            stats_interval: (self.stats_interval > 0.0)
+                .then(|| Duration::from_secs_f64(self.stats_interval)),
             exit_dump_len: self.exit_dump_len,
             verbose: self.verbose,
             queued_wakeup: self.queued_wakeup.is_on(),
@@ -172,6 +174,14 @@ pub struct TraceOpts {
     pub max_records: u64,
 }
 
+/// As parse_interval, and 0 for no periodic output.
+fn parse_stats_interval(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(0.0) => Ok(0.0),
+        _ => parse_interval(s).map_err(|e| format!("{e} (or 0 for none)")),
+    }
+}
+
 fn parse_interval(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
     if (0.1..=3600.0).contains(&v) {
@@ -204,7 +214,9 @@ mod tests {
         assert!(parse(&["--prev-bias-threshold", "1001"]).is_err());
         assert!(parse(&["--sis-util", "cubic"]).is_err());
         assert!(parse(&["--slice-us", "5"]).is_err());
-        assert!(parse(&["--stats-interval", "0"]).is_err());
+        assert!(parse(&["--stats-interval", "0.05"]).is_err());
+        assert!(parse(&["--stats-interval", "-1"]).is_err());
+        assert!(parse(&["monitor", "--interval", "0"]).is_err());
         assert!(parse(&["--no-such-flag"]).is_err());
         assert!(parse(&["tune", "--prev-bias", "maybe"]).is_err());
         assert!(parse(&["tune", "--sis-util-period-us", "0"]).is_err());
@@ -212,6 +224,17 @@ mod tests {
         assert!(parse(&["tune", "--balance-lag-us", "1000001"]).is_err());
         assert!(parse(&["--balance-lag-us", "500"]).is_ok());
         assert!(parse(&["tune", "--balance-lag-us", "1000000"]).is_ok());
+    }
+
+    #[test]
+    fn stats_interval_zero_switches_the_periodic_line_off() {
+        let off = parse(&["--stats-interval", "0"]).unwrap().run;
+        assert_eq!(off.scheduler_options().stats_interval, None);
+        let every = parse(&["--stats", "60"]).unwrap().run;
+        assert_eq!(
+            every.scheduler_options().stats_interval,
+            Some(Duration::from_secs(60))
+        );
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub enum Cause {
     Failure,
     /// The command line: clap's own status for a usage error.
     Usage,
-    /// Not root, no sched_ext, or the kernel (or libbpf) refused the BPF program.
+    /// Not root, no sched_ext, no kernel config for libbpf, or the kernel (or libbpf) refused
+    /// the BPF program.
     Unsupported,
     /// Another sched_ext scheduler, or another scx_sis, is loaded or loading.
     Busy,
@@ -25,6 +26,9 @@ pub enum Cause {
     SchedulerError,
     /// The kernel asked for a restart (CPU hotplug) and the reload failed.
     RestartFailed,
+    /// The pin directory is not root's alone (another owner, writable by others, a symlink), so
+    /// whoever controls it could steer root's unlinks and the pins `tune` and `trace` trust.
+    UnsafePinDir,
 }
 
 /// One row of the table.
@@ -37,7 +41,7 @@ pub struct Row {
 }
 
 /// The exit status of every cause: the contract with scripts and with the unit.
-pub const TABLE: [Row; 8] = [
+pub const TABLE: [Row; 9] = [
     Row {
         cause: Cause::Success,
         code: 0,
@@ -59,7 +63,7 @@ pub const TABLE: [Row; 8] = [
     Row {
         cause: Cause::Unsupported,
         code: 3,
-        meaning: "not root, no sched_ext, or the kernel refused the BPF program",
+        meaning: "not root, no sched_ext or kernel config, or the kernel refused the BPF program",
         restart: false,
     },
     Row {
@@ -85,6 +89,12 @@ pub const TABLE: [Row; 8] = [
         code: 7,
         meaning: "the kernel asked for a restart (CPU hotplug) and the reload failed",
         restart: true,
+    },
+    Row {
+        cause: Cause::UnsafePinDir,
+        code: 8,
+        meaning: "the pin directory /sys/fs/bpf/scx_sis is not root's alone: nothing was touched",
+        restart: false,
     },
 ];
 
@@ -228,7 +238,7 @@ mod tests {
                 "{line}"
             );
         }
-        assert_eq!(no_restart_codes(), vec![2, 3, 4, 5]);
+        assert_eq!(no_restart_codes(), vec![2, 3, 4, 5, 8]);
     }
 
     #[test]

@@ -22,6 +22,8 @@ use scx_sis::{features, preflight, program, shutdown, stats, tunables};
 
 fn run(opts: &RunOpts) -> Result<()> {
     let _instance = preflight::check_can_load()?;
+    // Before the verifier's seconds: a pin directory that is not root's alone fails the start.
+    tunables::check_pin_dir(std::path::Path::new(tunables::PIN_DIR), 0)?;
     let shutdown = shutdown::flag()?;
     eprintln!("{}", features::report());
 

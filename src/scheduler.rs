@@ -90,13 +90,21 @@ fn libbpf_log_tail() -> String {
 }
 
 /// Who refused the load, from libbpf's log: libbpf itself, before the kernel saw the program,
-/// when a kfunc's prototype in this kernel's BTF differs from ours (Debian's 7.1 and 7.2 builds,
-/// README's Compatibility table), else the kernel's verifier.
-fn load_refusal(release: &str, log: &str) -> String {
-    if log.contains("incompatible with vmlinux") {
-        format!("libbpf refused the BPF program before loading it: a kfunc's prototype in the kernel's ({release}) BTF differs from the one scx_sis was built against")
+/// when it could not read the kernel's configuration (which the program's `__kconfig` externs
+/// need; containers and some distributions have neither file) or when a kfunc's prototype in
+/// this kernel's BTF differs from ours (Debian's 7.1 and 7.2 builds, README's Compatibility
+/// table), else the kernel's verifier. With it, whether libbpf's log tail helps the reader: it
+/// does not when the line already names what is missing.
+fn load_refusal(release: &str, log: &str) -> (String, bool) {
+    if log.contains("failed to open system Kconfig") {
+        (format!("libbpf could not read the kernel's configuration, which it needs to load the BPF program (its __kconfig externs): neither /boot/config-{release} nor /proc/config.gz exists; install this kernel's config as /boot/config-{release} (Debian: from its linux-image or linux-base package) or boot a kernel built with CONFIG_IKCONFIG_PROC=y"), false)
+    } else if log.contains("incompatible with vmlinux") {
+        (format!("libbpf refused the BPF program before loading it: a kfunc's prototype in the kernel's ({release}) BTF differs from the one scx_sis was built against"), true)
     } else {
-        format!("the kernel ({release}) rejected the BPF program")
+        (
+            format!("the kernel ({release}) rejected the BPF program"),
+            true,
+        )
     }
 }
 
@@ -113,8 +121,8 @@ fn monotonic_us() -> u64 {
 /// How to load and run the scheduler (its policy comes apart, as tunables).
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Between two per-LLC stats tables on stdout.
-    pub stats_interval: Duration,
+    /// Between two stats lines on stdout (Metrics::line); None: no periodic output.
+    pub stats_interval: Option<Duration>,
     /// Bytes of the kernel's debug dump to print when the scheduler exits on an error.
     pub exit_dump_len: u32,
     /// Print libbpf's debug output, the verifier log included.
@@ -131,7 +139,7 @@ pub struct Scheduler<'a> {
     /// As the kernel shows it: OPS_NAME and the build id.
     ops_name: String,
     layout: Layout,
-    interval: Duration,
+    interval: Option<Duration>,
     stats_server: StatsServer<(), Metrics>,
     /// Last, so it is dropped (unpinned) after Drop has detached the scheduler.
     _pin: tunables::Pin,
@@ -184,10 +192,13 @@ impl<'a> Scheduler<'a> {
         let loading = Instant::now();
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
             let log = libbpf_log_tail();
-            Cause::Unsupported.tag(e.context(format!(
-                "{}; libbpf's log tail:\n{log}",
-                load_refusal(&preflight::kernel_release(), &log)
-            )))
+            match load_refusal(&preflight::kernel_release(), &log) {
+                (why, true) => {
+                    Cause::Unsupported.tag(e.context(format!("{why}; libbpf's log tail:\n{log}")))
+                }
+                // The line says it all: not the chain's "failed to load the BPF object" either.
+                (why, false) => Cause::Unsupported.error(why),
+            }
         })?;
         eprintln!("loaded in {:.1} s", loading.elapsed().as_secs_f64());
         if stop.load(Ordering::Relaxed) {
@@ -267,7 +278,7 @@ impl<'a> Scheduler<'a> {
                 ..Default::default()
             });
         let mut last_printed = last_good.clone();
-        let mut next_print = Instant::now() + self.interval;
+        let mut next_print = self.interval.map(|i| Instant::now() + i);
         // None until a read succeeds; changes are logged against the last value read.
         let mut seen = tunables_reads.track(self.tunables());
         let mut server_gone = false;
@@ -310,16 +321,21 @@ impl<'a> Scheduler<'a> {
                 seen = Some(now_t);
             }
 
-            if Instant::now() >= next_print {
-                // On a failed read the table waits for the next poll, which covers the gap.
-                if let Some(now) = stats_reads.track(self.snapshot()) {
-                    print!("{}", now.delta(&last_printed).table());
-                    last_printed = now.clone();
-                    last_good = now;
-                    next_print += self.interval;
-                    // After a long failing streak, restart the cadence rather than print a backlog.
-                    if next_print <= Instant::now() {
-                        next_print = Instant::now() + self.interval;
+            if let (Some(due), Some(interval)) = (next_print, self.interval) {
+                if Instant::now() >= due {
+                    // On a failed read the line waits for the next poll, which covers the gap.
+                    if let Some(now) = stats_reads.track(self.snapshot()) {
+                        println!("{}", now.delta(&last_printed).line());
+                        last_printed = now.clone();
+                        last_good = now;
+                        // After a long failing streak, restart the cadence rather than print a
+                        // backlog.
+                        let next = due + interval;
+                        next_print = Some(if next <= Instant::now() {
+                            Instant::now() + interval
+                        } else {
+                            next
+                        });
                     }
                 }
             }
@@ -544,10 +560,27 @@ mod tests {
     #[test]
     fn a_refusal_names_libbpf_when_a_kfunc_prototype_differs() {
         let libbpf = "libbpf: extern (func ksym) 'scx_bpf_get_idle_cpumask': func_proto [87] incompatible with vmlinux [93610]";
-        let msg = load_refusal("7.1.13+deb13-amd64", libbpf);
-        assert!(msg.starts_with("libbpf refused"), "{msg}");
-        let msg = load_refusal("6.12.117", "R1 invalid mem access 'scalar'");
+        let (msg, tail) = load_refusal("7.1.13+deb13-amd64", libbpf);
+        assert!(msg.starts_with("libbpf refused") && tail, "{msg}");
+        let (msg, tail) = load_refusal("6.12.117", "R1 invalid mem access 'scalar'");
         assert_eq!(msg, "the kernel (6.12.117) rejected the BPF program");
+        assert!(tail);
+    }
+
+    #[test]
+    fn a_refusal_for_want_of_a_kernel_config_names_the_files() {
+        let log = "libbpf: failed to open system Kconfig\nlibbpf: failed to load object 'bpf_bpf'";
+        let (msg, tail) = load_refusal("7.3.4+deb13-amd64", log);
+        assert!(!tail, "one line: {msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+        for want in [
+            "/boot/config-7.3.4+deb13-amd64",
+            "/proc/config.gz",
+            "CONFIG_IKCONFIG_PROC",
+        ] {
+            assert!(msg.contains(want), "{want}: {msg}");
+        }
+        assert!(!msg.contains("rejected"), "{msg}");
     }
 
     #[test]

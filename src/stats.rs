@@ -135,6 +135,10 @@ llc_metrics! {
         "Their summed length, ns: the machine's pace, which scales steal-min (switch_ns / switches over 2 us)";
     count pulls_unlagged = sis_counter_SIS_CNT_PULLS_UNLAGGED,
         "Pulls that moved a task whose vtime did not trail the puller's by the lag (a task other than the one judged): 0 unless judging and moving disagree";
+    count tun_raced = sis_counter_SIS_CNT_TUN_RACED,
+        "Tunables snapshots whose copy raced a write (tune, trace) and was taken again from a whole copy";
+    count tun_torn = sis_counter_SIS_CNT_TUN_TORN,
+        "Tunables snapshots that found no whole copy in every retry: the built-in defaults decided (stays 0)";
     shards shards, "Per-shard wakequeue statistics, by shard index";
 }
 
@@ -445,6 +449,6 @@ pub(crate) mod tests {
         let fields = text.lines().filter(|l| l.starts_with("  ")).count();
         let described = text.lines().filter(|l| l.contains(" : ")).count();
         assert_eq!(fields, described, "a field without a description:\n{text}");
-        assert_eq!(fields, 4 + 58 + 5, "{text}");
+        assert_eq!(fields, 4 + 60 + 5, "{text}");
     }
 }

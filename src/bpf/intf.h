@@ -116,6 +116,8 @@ enum sis_counter {
 	SIS_CNT_SWITCHES,	 /* back-to-back switches timed for the pace (pace.bpf.h) */
 	SIS_CNT_SWITCH_NS,	 /* their summed length, one task's stop to the next one's start */
 	SIS_CNT_PULLS_UNLAGGED,	 /* pulls that moved a task not trailing by the lag: must stay 0 */
+	SIS_CNT_TUN_RACED, /* tunables snapshots whose copy raced a write and was taken again */
+	SIS_CNT_TUN_TORN,  /* ... that found no whole copy: the built-in defaults decided */
 	SIS_NR_COUNTERS,
 };
 
@@ -133,8 +135,16 @@ struct sis_llc_stats {
 /*
  * Everything a user may change while the scheduler runs. BPF reads it on
  * every decision; writers bump @generation so readers notice changes.
+ *
+ * The tunables map holds two copies (keys 0 and 1), each with its own @seq:
+ * odd while a writer is changing that copy, even when it is whole. Writers
+ * (tunables.rs write()) change copy 1, then copy 0, each in three steps: @seq
+ * odd with the old values, the new values, @seq even. So one copy is whole at
+ * any moment, and a reader that finds @seq even and unchanged across its copy
+ * has a whole one (tun_snapshot() in tunables.bpf.h).
  */
 struct sis_tunables {
+	u64 seq;
 	u64 generation;
 	u64 slice_ns;
 	u32 prev_bias;

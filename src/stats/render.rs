@@ -1,56 +1,135 @@
-//! The stats as text for a terminal: the per-LLC table the daemon and `monitor` print, and the
-//! select_cpu cost histogram drawn like bpftrace's hist().
+//! The stats as text for a terminal and a log: the one line per interval the daemon prints
+//! (every LLC summed), the per-LLC table `monitor` prints, and the select_cpu cost histogram
+//! drawn like bpftrace's hist().
 
 use std::fmt::Write as _;
 
 use super::{LlcMetrics, Metrics};
 
+/// The placement paths in table order, with their 4-character column names.
+const PATHS: [(&str, &str); 8] = [
+    ("sync", "sync"),
+    ("prev_idle", "prev"),
+    ("prev_almost_idle", "almo"),
+    ("idle_core", "core"),
+    ("llc_scan", "scan"),
+    ("cross_llc", "xllc"),
+    ("fallback", "fall"),
+    ("kernel_dfl", "dfl"),
+];
+
 impl Metrics {
-    /// The per-LLC table, one row per LLC.
+    fn rate(&self, v: u64) -> f64 {
+        v as f64 / if self.secs > 0.0 { self.secs } else { 1.0 }
+    }
+
+    /// Every LLC summed in one line for a log, prefixed as the scx schedulers prefix theirs:
+    /// wakeups and migrations per second, utilization, SIS_UTIL's scan limits (lowest-highest
+    /// LLC), the share of wakeups per path in percent, select_cpu's cost (average and p99
+    /// bucket, ns), dispatches per second from the own DSQ, stolen in the LLC and from another,
+    /// lag pulls, and the wakequeue (queued per second, average wait in us).
+    pub fn line(&self) -> String {
+        let sum = |f: fn(&LlcMetrics) -> u64| self.llc_sum(f);
+        let cpus = sum(|m| m.cpus);
+        let util = self
+            .llcs
+            .values()
+            .map(|m| m.util_pct * m.cpus as f64)
+            .sum::<f64>()
+            / cpus.max(1) as f64;
+        let scan_lo = self.llcs.values().map(|m| m.nr_scan).min().unwrap_or(0);
+        let scan_hi = self.llcs.values().map(|m| m.nr_scan).max().unwrap_or(0);
+        let wakeups = sum(|m| m.wakeups);
+        let mut out = format!(
+            "[scx_sis] wake/s {:.0} migr/s {:.0} util {util:.0}% nr_scan {} paths%",
+            self.rate(wakeups),
+            self.rate(sum(|m| m.migrations)),
+            if scan_lo == scan_hi {
+                scan_lo.to_string()
+            } else {
+                format!("{scan_lo}-{scan_hi}")
+            },
+        );
+        for (path, short) in PATHS {
+            let n: u64 = self.llcs.values().map(|m| m.path(path)).sum();
+            let _ = write!(out, " {short} {}", share(pct(n, wakeups)));
+        }
+        let mut hist: Vec<u64> = Vec::new();
+        for m in self.llcs.values() {
+            hist.resize(hist.len().max(m.select_ns_hist.len()), 0);
+            hist.iter_mut()
+                .zip(&m.select_ns_hist)
+                .for_each(|(a, b)| *a += b);
+        }
+        let _ = write!(
+            out,
+            " sel_ns {:.0} p99 {} local/s {:.0} steal/s {:.0}+{:.0} pull/s {:.0} wq/s {:.0} wait_us {:.1}",
+            avg(sum(|m| m.select_ns), sum(|m| m.select_timed)),
+            pow2_label(log2_quantile(&hist, 0.99)),
+            self.rate(sum(|m| m.dispatch_local)),
+            self.rate(sum(|m| m.dispatch_llc_steal)),
+            self.rate(sum(|m| m.dispatch_remote_steal)),
+            self.rate(sum(|m| m.pulls + m.pulls_remote)),
+            self.rate(sum(|m| m.wakeq_enqueued)),
+            avg(sum(|m| m.wakeq_wait_ns), sum(|m| m.wakeq_waits)) / 1000.0,
+        );
+        out
+    }
+
+    /// The per-LLC table, one row per LLC, at most TABLE_WIDTH columns.
     pub fn table(&self) -> String {
-        let secs = if self.secs > 0.0 { self.secs } else { 1.0 };
-        let rate = |v: u64| v as f64 / secs;
         let mut out = String::new();
+        let _ = write!(
+            out,
+            "{:<3} {:>4} {:>5} {:>4} {:>8} {:>7}|",
+            "llc", "cpus", "util%", "scan", "wakeup/s", "migr/s"
+        );
+        out += &PATHS.map(|(_, short)| format!("{short:>4}")).join(" ");
         let _ = writeln!(
             out,
-            "{:<4} {:>4} {:>5} {:>4} {:>9} {:>7} | {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>5} | {:>6} {:>6} | {:>7} {:>6} {:>6} {:>6} | {:>6} {:>5} {:>7} {:>6}",
-            "llc", "cpus", "util%", "scan", "wakeup/s", "migr/s",
-            "sync", "prev", "almst", "core", "scan", "xllc", "fallb", "dfl",
-            "depth", "tested", "hit%", "sel_ns", "p99",
-            "local/s", "llc/s", "rem/s", "pull/s",
-            "wq/s", "wq_q", "wait_us", "p99"
+            "|{:>4} {:>4} {:>4}|{:>6} {:>4}|{:>7} {:>6} {:>5} {:>6}|{:>6} {:>4} {:>6} {:>4}",
+            "dep",
+            "test",
+            "hit%",
+            "sel_ns",
+            "p99",
+            "local/s",
+            "llc/s",
+            "rem/s",
+            "pull/s",
+            "wq/s",
+            "wq_q",
+            "wq_us",
+            "p99"
         );
         for (llc, m) in &self.llcs {
-            let share = |name: &str| pct(m.path(name), m.wakeups);
-            let avg = |total: u64, n: u64| if n == 0 { 0.0 } else { total as f64 / n as f64 };
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "{:<4} {:>4} {:>5.0} {:>4} {:>9.0} {:>7.0} | {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>5.1} | {:>6.1} {:>6.1} {:>5.0} | {:>6.0} {:>6} | {:>7.0} {:>6.0} {:>6.0} {:>6.0} | {:>6.0} {:>5} {:>7.1} {:>6}",
+                "{:<3} {:>4} {:>5.0} {:>4} {:>8.0} {:>7.0}|",
                 llc,
                 m.cpus,
                 m.util_pct,
                 m.nr_scan,
-                rate(m.wakeups),
-                rate(m.migrations),
-                share("sync"),
-                share("prev_idle"),
-                share("prev_almost_idle"),
-                share("idle_core"),
-                share("llc_scan"),
-                share("cross_llc"),
-                share("fallback"),
-                share("kernel_dfl"),
+                self.rate(m.wakeups),
+                self.rate(m.migrations),
+            );
+            out += &PATHS
+                .map(|(path, _)| format!("{:>4}", share(pct(m.path(path), m.wakeups))))
+                .join(" ");
+            let _ = writeln!(
+                out,
+                "|{:>4.1} {:>4.1} {:>4.0}|{:>6} {:>4}|{:>7.0} {:>6.0} {:>5.0} {:>6.0}|{:>6.0} {:>4} {:>6.1} {:>4}",
                 avg(m.scan_depth, m.scan_runs),
                 avg(m.scan_visited, m.scan_runs),
                 pct(m.scan_found, m.scan_runs),
-                avg(m.select_ns, m.select_timed),
+                compact(avg(m.select_ns, m.select_timed)),
                 pow2_label(m.select_ns_quantile(0.99)),
-                rate(m.dispatch_local),
-                rate(m.dispatch_llc_steal),
-                rate(m.dispatch_remote_steal),
+                self.rate(m.dispatch_local),
+                self.rate(m.dispatch_llc_steal),
+                self.rate(m.dispatch_remote_steal),
                 // Lag pulls from the LLC and from other LLCs in one column; JSON has them apart.
-                rate(m.pulls + m.pulls_remote),
-                rate(m.wakeq_enqueued),
+                self.rate(m.pulls + m.pulls_remote),
+                self.rate(m.wakeq_enqueued),
                 m.wakeq_depth(),
                 avg(m.wakeq_wait_ns, m.wakeq_waits) / 1000.0,
                 pow2_label(log2_quantile(&m.wakeq_wait_hist, 0.99) / 1000),
@@ -95,6 +174,33 @@ fn log2_quantile(hist: &[u64], q: f64) -> u64 {
     1u64 << hist.len()
 }
 
+fn avg(total: u64, n: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        total as f64 / n as f64
+    }
+}
+
+/// A count in at most 6 characters: as it is below 100,000, else in K, M or G (1000s).
+fn compact(v: f64) -> String {
+    match v {
+        v if v < 99_999.5 => format!("{v:.0}"),
+        v if v < 999_500.0 => format!("{:.0}K", v / 1e3),
+        v if v < 999_950_000.0 => format!("{:.1}M", v / 1e6),
+        v => format!("{:.1}G", v / 1e9),
+    }
+}
+
+/// A share in percent in at most 4 characters: one decimal below 100.
+fn share(p: f64) -> String {
+    if p >= 99.95 {
+        "100".to_string()
+    } else {
+        format!("{p:.1}")
+    }
+}
+
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -137,6 +243,9 @@ mod tests {
     use super::*;
     use crate::stats::tests::llc;
 
+    /// The widest a table line may be: it must fit a 160-column terminal.
+    const TABLE_WIDTH: usize = 160;
+
     #[test]
     fn table_has_a_row_per_llc_with_rates() {
         let mut m = Metrics {
@@ -148,12 +257,93 @@ mod tests {
         let table = m.table();
         let rows: Vec<_> = table.lines().collect();
         assert_eq!(rows.len(), 3, "{table}");
-        let row0: Vec<_> = rows[1].split_whitespace().collect();
+        let words = |l: &str| -> Vec<String> {
+            l.split(['|', ' '])
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let row0 = words(rows[1]);
         assert_eq!(row0[0], "0");
         assert_eq!(row0[4], "100", "wakeups/s of 200 over 2 s: {table}");
-        assert_eq!(row0[8], "50.0", "prev_idle share: {table}");
-        let header: Vec<_> = rows[0].split_whitespace().collect();
+        assert_eq!(row0[7], "50.0", "prev_idle share: {table}");
+        let header = words(rows[0]);
         assert_eq!(header.len(), row0.len(), "{table}");
+    }
+
+    /// Two LLCs at rates beyond what 8 vCPUs reach (a big host's), every path used.
+    fn busy() -> Metrics {
+        let mut m = Metrics {
+            secs: 1.0,
+            ..Default::default()
+        };
+        for i in 0..2 {
+            let mut l = llc(9_999_999, 4_000_000, vec![1; 32]);
+            l.cpus = 128;
+            l.util_pct = 100.0;
+            l.nr_scan = 128;
+            for (path, _) in PATHS {
+                l.paths.insert(path.into(), 750_000);
+            }
+            l.migrations = 999_999;
+            (l.scan_runs, l.scan_depth, l.scan_visited, l.scan_found) = (1, 99, 99, 1);
+            // An average over a millisecond: a vCPU descheduled in select_cpu under emulation.
+            (l.select_timed, l.select_ns) = (1, 1_661_616 + i as u64 * 999_000_000_000);
+            (l.dispatch_local, l.dispatch_llc_steal) = (9_999_999, 999_999);
+            (l.dispatch_remote_steal, l.pulls) = (99_999, 999_999);
+            (l.wakeq_enqueued, l.wakeq_waits, l.wakeq_wait_ns) = (999_999, 1, 99_999_000);
+            l.wakeq_wait_hist = vec![1; 32];
+            m.llcs.insert(i, l);
+        }
+        m
+    }
+
+    #[test]
+    fn the_table_fits_160_columns() {
+        let table = busy().table();
+        for row in table.lines() {
+            assert!(row.len() <= TABLE_WIDTH, "{} columns: {row}", row.len());
+        }
+        let rows: Vec<Vec<_>> = table
+            .lines()
+            .map(|l| l.split(['|', ' ']).filter(|w| !w.is_empty()).collect())
+            .collect();
+        assert_eq!(rows.len(), 3);
+        assert!(rows.iter().all(|r| r.len() == rows[0].len()), "{table}");
+    }
+
+    #[test]
+    fn compact_counts_keep_to_six_characters() {
+        assert_eq!(compact(99_999.0), "99999");
+        assert_eq!(compact(123_456.0), "123K");
+        assert_eq!(compact(1_661_616.0), "1.7M");
+        assert_eq!(compact(999_000_000_000.0), "999.0G");
+    }
+
+    #[test]
+    fn the_log_line_sums_the_llcs() {
+        let mut m = Metrics {
+            secs: 2.0,
+            ..Default::default()
+        };
+        let mut a = llc(200, 100, vec![]);
+        (a.util_pct, a.nr_scan, a.migrations) = (50.0, 2, 10);
+        let mut b = llc(600, 0, vec![]);
+        (b.util_pct, b.nr_scan, b.migrations) = (100.0, 8, 30);
+        b.paths.insert("fallback".into(), 600);
+        m.llcs.insert(0, a);
+        m.llcs.insert(1, b);
+        let line = m.line();
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(
+            line.starts_with("[scx_sis] wake/s 400 migr/s 20 util 75% nr_scan 2-8 "),
+            "{line}"
+        );
+        // 100 of 800 wakeups by prev_idle, 600 by fallback.
+        assert!(
+            line.contains(" prev 12.5 ") && line.contains(" fall 75.0 "),
+            "{line}"
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@
 
 mod chaos;
 mod fairness;
+mod fleet;
 mod policy;
 mod records;
 mod reliability;
@@ -474,9 +475,10 @@ vm_test!(trace_7, "7", "trace.sh", "2llc-smt", &[], then trace::judge);
 // A fleet's view (~3 min each): exit status by cause (bad flag, second instance, sysrq-S,
 // scx_bpf_error), SIGTERM in the verifier attaches nothing, the build id in the ops name, tune
 // idempotent, users who are not root told so, trace outputs checked first, a trace and a
-// monitor across a reload and an exit.
-vm_test!(fleet_6_12, "6.12", "fleet.sh", "2llc-smt");
-vm_test!(fleet_7, "7", "fleet.sh", "2llc-smt");
+// monitor across a reload and an exit, a tune storm without a torn snapshot (fleet.rs), a suspend
+// and resume, a pin directory that is not root's, no kernel config for libbpf.
+vm_test!(fleet_6_12, "6.12", "fleet.sh", "2llc-smt", &[], then fleet::judge);
+vm_test!(fleet_7, "7", "fleet.sh", "2llc-smt", &[], then fleet::judge);
 
 // Chaos: a random tunable changed ten times a second for 60 s under the stress-ng mix at 2x the
 // CPUs, then two concurrent tuners; never ejected, no task waits 5 s, the wakequeue's books

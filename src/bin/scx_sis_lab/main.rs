@@ -1,11 +1,13 @@
 //! scx_sis_lab: the lab around the scheduler. `bench` compares EEVDF, scx_sis configurations
 //! and other sched_ext schedulers under the same workloads; `wakelat` is one of those
-//! workloads; `trace-check` reads back a trace `scx_sis trace` wrote. Built on the scx_sis
+//! workloads; `trace-check` reads back a trace `scx_sis trace` wrote; `tune-storm` writes the
+//! running scheduler's tunables as fast as it can, for the tests. Built on the scx_sis
 //! library; it runs the scx_sis binary, never copies it.
 
 mod bench;
 mod latency;
 mod trace_check;
+mod tune_storm;
 
 use std::process::ExitCode;
 
@@ -15,6 +17,7 @@ use bench::BenchOpts;
 use latency::LatencyOpts;
 use scx_sis::program;
 use trace_check::TraceCheckOpts;
+use tune_storm::TuneStormOpts;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -38,6 +41,9 @@ enum Command {
     /// Read a trace file of `scx_sis trace` back and print what it holds, as JSON; fail if it is
     /// not a trace or a flow arrow lost an end.
     TraceCheck(TraceCheckOpts),
+    /// Write the running scheduler's tunables as fast as it can from several threads, each
+    /// write as `scx_sis tune` makes it (the lock, read, change, write), for SECS.
+    TuneStorm(TuneStormOpts),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +52,7 @@ fn main() -> ExitCode {
         Command::Bench(opts) => bench::run(opts),
         Command::Wakelat(opts) => latency::run(opts),
         Command::TraceCheck(opts) => trace_check::run(opts),
+        Command::TuneStorm(opts) => tune_storm::run(opts),
     };
     program::exit_code("scx_sis_lab", result)
 }
@@ -70,6 +77,11 @@ mod tests {
             parse(&["trace-check", "/tmp/t.json"]).map(|c| c.command),
             Ok(Command::TraceCheck(_))
         ));
+        assert!(matches!(
+            parse(&["tune-storm", "--secs", "2", "--writers", "4"]).map(|c| c.command),
+            Ok(Command::TuneStorm(_))
+        ));
+        assert!(parse(&["tune-storm", "--writers", "0"]).is_err());
         assert!(parse(&[]).is_err());
         assert!(parse(&["tune"]).is_err());
     }

@@ -5,8 +5,11 @@
 # with /sys/fs/bpf 0700, as systemd mounts it), trace outputs checked before recording (a missing
 # directory, a symlink), and a trace and a monitor across a reload (CPU hotplug) and an exit
 # (sysrq-S): the trace ends at once, writes what it caught and says why, the reloaded instance
-# has the trace off, the monitor reconnects.
-# Env: SIS_FLEET_HOTPLUG_CPU (default 3).
+# has the trace off, the monitor reconnects; a storm of concurrent tunes against the live
+# scheduler (the judge, fleet.rs, requires that no snapshot BPF took was torn), a suspend and
+# resume (pm_test core) with a monitor and a trace running, a pin directory that is not root's
+# (status 8) and a kernel without a config file for libbpf (status 3, the files named).
+# Env: SIS_FLEET_HOTPLUG_CPU (default 3), SIS_FLEET_STORM_SECS (default 20).
 . /tests/lib.sh
 
 HCPU=${SIS_FLEET_HOTPLUG_CPU:-3}
@@ -132,10 +135,46 @@ else
   fail tune_idempotent_last_flag_wins "$d"
 fi
 
+# --------------------------------------------------------------------------- tune storm
+# Writers change the tunables back and forth while hackbench keeps the callbacks busy: every
+# snapshot BPF takes must be of a whole copy. The lab's tune-storm writes as `tune` does (lock,
+# read, change, write) from three threads, thousands of times, and a `tune` loop runs beside it
+# (a process per write manages a few a second under TCG). A copy that raced a write is counted
+# (tun_raced) and taken again; one left without a whole copy is counted too (tun_torn). fleet.rs
+# judges both from the monitor window around the storm; here, every write must succeed and the
+# scheduler survive.
+mon_window_start /tmp/storm.mon
+start_bg_loop hackbench -g 2 -l 50
+storm_secs=${SIS_FLEET_STORM_SECS:-20}
+storm_end=$(($(now_cs) + storm_secs * 100))
+(
+  n=0 bad=0 i=0
+  while [ "$(now_cs)" -lt "$storm_end" ]; do
+    i=$((i + 1))
+    /bin/scx_sis tune --steal-min-us $((450 + i % 2)) --prev-bias on >/dev/null 2>>/tmp/storm.err || bad=$((bad + 1))
+    n=$((n + 1))
+  done
+  echo "$n $bad" >/tmp/storm.tune
+) &
+tune_loop=$!
+cap storm $((storm_secs + 60)) /bin/scx_sis_lab tune-storm --secs "$storm_secs" --writers 3
+storm_rc=$CAP_RC
+wait "$tune_loop"
+stop_bg_loop 60
+mon_window_stop tune_storm
+read -r tunes tune_fails </tmp/storm.tune
+writes=$(sed -n 's/^tune-storm: \([0-9]*\) writes.*/\1/p' /tmp/storm.out)
+rec kv tune_storm_tunes "writes=${writes:-0} tunes=$tunes fails=$tune_fails"
+d="tune-storm rc=$storm_rc: $(line /tmp/storm.out) $(line /tmp/storm.err | cut -c1-200); $tunes tunes beside it, $tune_fails failed; hackbench runs $BG_LOOP_RUNS (rc!=0: $BG_LOOP_FAILS); monitor rc=$MON_WIN_RC"
+if [ "$storm_rc" -eq 0 ] && [ "${writes:-0}" -gt 0 ] && [ "$tunes" -gt 0 ] && [ "$tune_fails" -eq 0 ] &&
+  sched_alive && [ "$(scx_state)" = enabled ] && [ "$MON_WIN_RC" -eq 0 ]; then
+  pass tune_storm_survived "$d"
+else
+  fail tune_storm_survived "$d; daemon alive=$(sched_alive && echo yes || echo no) state=$(scx_state)"
+fi
+
 # --------------------------------------------------------------------------- not root
-chmod 755 /
-grep -q '^nobody:' /etc/passwd || echo 'nobody:x:65534:65534:nobody:/tmp:/bin/sh' >>/etc/passwd
-grep -q '^nogroup:' /etc/group || echo 'nogroup:x:65534:' >>/etc/group
+nobody_usable
 # not_root MODE: tune, monitor, --monitor and trace as nobody must say root is needed (status 3),
 # never that no instance runs; the trace leaves no file.
 not_root() {
@@ -240,6 +279,79 @@ else
   info "cpu$HCPU cannot go offline here: no hotplug checks"
 fi
 
+# --------------------------------------------------------------------------- suspend and resume
+# A suspend to RAM as far as the kernel's pm_test "core" level (tasks frozen, devices suspended,
+# the non-boot CPUs offline, then resumed: what a real suspend does short of the firmware) with a
+# monitor and a trace running. The scheduler must be back within seconds of the resume (the
+# same instance, or a reloaded one if the kernel asked for a restart as the CPUs went away); the
+# monitor carries on (reconnecting if the instance changed); the trace says what happened: it
+# ends saying the scheduler went away if it did, else it records on and ends when asked to.
+if grep -qw mem /sys/power/state 2>/dev/null && [ -w /sys/power/pm_test ]; then
+  /bin/scx_sis monitor --json --interval 1 >/tmp/smon.out 2>/tmp/smon.err &
+  mp=$!
+  /bin/scx_sis trace --duration 600 -o /tmp/susp.json >/tmp/susp.sum 2>/tmp/susp.err &
+  tp=$!
+  wait_trace_on
+  s0=$(rel_count "$STARTS" "$SCHED_LOG") r0=$(rel_count 'asked for a restart' "$SCHED_LOG")
+  echo core >/sys/power/pm_test
+  t0=$(now_cs)
+  echo mem >/sys/power/state
+  src=$?
+  resumed=$(elapsed_cs "$t0")
+  echo none >/sys/power/pm_test
+  t1=$(now_cs)
+  back=
+  # Back: the daemon alive, sched_ext enabled, and a new instance up for every restart request.
+  while [ "$(elapsed_cs "$t1")" -lt 9000 ]; do
+    if sched_alive && [ "$(scx_state)" = enabled ] &&
+      [ $(($(rel_count "$STARTS" "$SCHED_LOG") - s0)) -ge $(($(rel_count 'asked for a restart' "$SCHED_LOG") - r0)) ]; then
+      back=$(elapsed_cs "$t1")
+      break
+    fi
+    sleep 0.1
+  done
+  reloaded=$(($(rel_count "$STARTS" "$SCHED_LOG") - s0))
+  info "suspend: echo mem rc=$src after $(fmt_cs "$resumed")s; reloads: $reloaded; dmesg: $(dmesg | grep -iE 'PM: suspend|pm_test|sched_ext' | tail -n 6 | tr '\n' '|' | cut -c1-400)"
+  d="echo mem rc=$src, resumed after $(fmt_cs "$resumed")s; scheduler back ${back:+$(fmt_cs "$back")s after the resume}${back:-never}, reloaded $reloaded time(s), state=$(scx_state)"
+  if [ "$src" -eq 0 ] && [ -n "$back" ] && [ "$back" -lt 6000 ]; then
+    pass suspend_scheduler_back "$d"
+  else
+    fail suspend_scheduler_back "$d; log: $(tail -n 5 "$SCHED_LOG" | tr '\n' '|' | cut -c1-300)"
+  fi
+  # The trace: gone with its scheduler, or still recording, and then ended by us.
+  if kill -0 "$tp" 2>/dev/null; then
+    kill -INT "$tp" 2>/dev/null
+  fi
+  rel_wait_exit "$tp" 60
+  d="trace rc=$REL_RC, reloaded $reloaded: $(line /tmp/susp.err | cut -c1-300); file $(wc -c </tmp/susp.json 2>/dev/null)B"
+  if [ "$reloaded" -gt 0 ]; then
+    want='ended: the scheduler went away'
+  else
+    want='ended: interrupted'
+  fi
+  if [ "$REL_RC" -eq 0 ] && grep -q "$want" /tmp/susp.err && [ -s /tmp/susp.json ] &&
+    /bin/scx_sis_lab trace-check /tmp/susp.json >/tmp/susp.chk 2>&1; then
+    pass suspend_trace_says_what_happened "$d"
+  else
+    fail suspend_trace_says_what_happened "want '$want': $d; check: $(line /tmp/susp.chk)"
+  fi
+  # The monitor printed after the resume (reconnected first if the instance changed).
+  n0=$(grep -c '^{' /tmp/smon.out)
+  sleep 4
+  n1=$(grep -c '^{' /tmp/smon.out)
+  alive=$(kill -0 "$mp" 2>/dev/null && echo yes || echo no)
+  kill -TERM "$mp" 2>/dev/null
+  rel_wait_exit "$mp" 10
+  d="monitor alive=$alive objects $n0 -> $n1 across 4 s after the scheduler was back; rc=$REL_RC; $(line /tmp/smon.err)"
+  if [ "$alive" = yes ] && [ "$n1" -gt "$n0" ] && { [ "$reloaded" -eq 0 ] || grep -q 'reconnected' /tmp/smon.err; }; then
+    pass suspend_monitor_carries_on "$d"
+  else
+    fail suspend_monitor_carries_on "$d"
+  fi
+else
+  info "no suspend to RAM with pm_test here ($(cat /sys/power/state 2>/dev/null)): no suspend checks"
+fi
+
 # --------------------------------------------------------------------------- sysrq-S, status 5
 if ! sched_alive || [ "$(scx_state)" != enabled ]; then
   fail sched_alive_before_sysrq "daemon alive=$(sched_alive && echo yes || echo no) state=$(scx_state)"
@@ -268,6 +380,62 @@ if [ "$trc" -eq 0 ] && [ "$LAG_CS" -lt "$END_BOUND_CS" ] && grep -q 'ended: the 
   pass trace_ends_at_exit "$d"
 else
   fail trace_ends_at_exit "$d; $(line /tmp/sq.err) check: $(line /tmp/sq.chk)"
+fi
+
+# --------------------------------------------------------------------------- pin directory, 8
+# On a bpffs any user may write (01777, as mounted without mode=), a user makes the pin directory
+# first, or points it elsewhere with a symlink: the scheduler refuses before loading anything,
+# with one line naming the directory and what is wrong (status 8), and touches nothing in it or
+# behind it. Unchanged, an old scheduler would have unlinked /tmp/pinvictim/tunables.
+PIN=/sys/fs/bpf/scx_sis
+bpf_mode=$(stat -c %a /sys/fs/bpf)
+chmod 1777 /sys/fs/bpf
+rm -rf "$PIN"
+as_nobody pinmk "mkdir $PIN"
+cap pinuser 120 /bin/scx_sis --stats-interval 0
+d="rc=$CAP_RC stderr: $(line /tmp/pinuser.err); $PIN owner $(stat -c %U "$PIN" 2>/dev/null); state=$(scx_state)"
+if [ "$CAP_RC" -eq 8 ] && [ "$(wc -l </tmp/pinuser.err)" -eq 1 ] && grep -q "refusing the pin directory $PIN: it is owned by uid 65534" /tmp/pinuser.err &&
+  [ "$(stat -c %U "$PIN")" = nobody ] && [ "$(scx_state)" = disabled ]; then
+  pass pin_dir_of_a_user_refused "$d"
+else
+  fail pin_dir_of_a_user_refused "$d; mkdir as nobody: rc=$(cat /tmp/pinmk.err)"
+fi
+rm -rf "$PIN"
+mkdir -p /tmp/pinvictim
+echo precious >/tmp/pinvictim/tunables
+ln -s /tmp/pinvictim "$PIN"
+cap pinlink 120 /bin/scx_sis --stats-interval 0
+d="rc=$CAP_RC stderr: $(line /tmp/pinlink.err); victim '$(cat /tmp/pinvictim/tunables 2>/dev/null)'; state=$(scx_state)"
+if [ "$CAP_RC" -eq 8 ] && [ "$(wc -l </tmp/pinlink.err)" -eq 1 ] && grep -q 'it is a symlink' /tmp/pinlink.err &&
+  [ "$(cat /tmp/pinvictim/tunables)" = precious ] && [ -L "$PIN" ] && [ "$(scx_state)" = disabled ]; then
+  pass pin_dir_symlink_refused "$d"
+else
+  fail pin_dir_symlink_refused "$d"
+fi
+rm -f "$PIN"
+chmod "$bpf_mode" /sys/fs/bpf
+
+# --------------------------------------------------------------------------- no kernel config, 3
+# libbpf needs the kernel's config for the program's __kconfig externs, from /boot/config-R or
+# /proc/config.gz. Without either the refusal names both files (one line, status 3), not a
+# rejection by the kernel. A kernel with /proc/config.gz (IKCONFIG_PROC) cannot be without one.
+KCONFIG=/boot/config-$(uname -r)
+if [ -e /proc/config.gz ]; then
+  info "this kernel has /proc/config.gz: no check without a kernel config"
+elif [ -e "$KCONFIG" ]; then
+  mv "$KCONFIG" /tmp/kconfig.hidden
+  cap nokconf 120 /bin/scx_sis --stats-interval 0
+  mv /tmp/kconfig.hidden "$KCONFIG"
+  d="rc=$CAP_RC stderr: $(line /tmp/nokconf.err | cut -c1-400); state=$(scx_state)"
+  if [ "$CAP_RC" -eq 3 ] && grep -q 'error: libbpf could not read the kernel.s configuration' /tmp/nokconf.err &&
+    grep -qF "$KCONFIG" /tmp/nokconf.err && grep -q '/proc/config.gz' /tmp/nokconf.err &&
+    [ "$(grep -c 'error' /tmp/nokconf.err)" -eq 1 ] && ! grep -q 'rejected' /tmp/nokconf.err && [ "$(scx_state)" = disabled ]; then
+    pass no_kernel_config_named "$d"
+  else
+    fail no_kernel_config_named "$d"
+  fi
+else
+  fail no_kernel_config_named "the VM has no $KCONFIG to hide"
 fi
 
 # --------------------------------------------------------------------------- scx_bpf_error, 6

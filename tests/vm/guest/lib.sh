@@ -280,6 +280,15 @@ run_stress() {
   grep -E 'stress-ng: (info|metrc).*(cpu|fork|pipe|futex|schedpolicy|race-sched) ' /tmp/stress.out | sed 's/^/SIS-INFO stress: /' | head -n 12
 }
 
+# nobody_usable: make user nobody able to run the binaries, for the checks of what a user who is
+# not root is told. The initramfs root comes from `mktemp -d` (mode 0700), so other users reach
+# /bin only once it is 0755; su needs nobody in /etc/passwd and its group in /etc/group.
+nobody_usable() {
+  chmod 755 /
+  grep -q '^nobody:' /etc/passwd || echo 'nobody:x:65534:65534:nobody:/tmp:/bin/sh' >>/etc/passwd
+  grep -q '^nogroup:' /etc/group || echo 'nogroup:x:65534:' >>/etc/group
+}
+
 # --------------------------------------------------------------------------- helpers (runtime control)
 
 # run_capped SECS CMD...: run CMD with stdout in $CAP_OUT and stderr in $CAP_ERR (defaults

@@ -59,10 +59,7 @@ KTHREADS=$(rel_kthreads | tr '\n' ' ')
 info "per-CPU kthreads to watch: $(echo "$KTHREADS" | wc -w)"
 
 # A user without privileges for the "not root" checks (the initramfs has only root).
-# The initramfs root comes from `mktemp -d` (mode 0700): let other users reach /bin.
-chmod 755 /
-grep -q '^nobody:' /etc/passwd || echo 'nobody:x:65534:65534:nobody:/tmp:/bin/sh' >>/etc/passwd
-grep -q '^nogroup:' /etc/group || echo 'nogroup:x:65534:' >>/etc/group
+nobody_usable
 
 TUNE_OUT=/tmp/tune.out
 TUNE_ERR=/tmp/tune.err
