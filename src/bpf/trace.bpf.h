@@ -34,15 +34,16 @@ struct {
 
 /*
  * For callers without a snapshot of the tunables: the live tunables when the
- * trace is on, else NULL. Its filter fields are read in place, not copied: a
- * `tune` racing with one record can only misfilter that record.
+ * trace is on and no writer is inside the copy (its count is even), else
+ * NULL. Its filter fields are read in place, not copied: a `tune` that starts
+ * during one record can only misfilter that record.
  */
 static __always_inline const struct sis_tunables *trace_live(void)
 {
 	u32 zero = 0;
 	const struct sis_tunables *live = bpf_map_lookup_elem(&tunables, &zero);
 
-	return live && live->trace ? live : NULL;
+	return live && !(READ_ONCE(live->seq) & 1) && live->trace ? live : NULL;
 }
 
 /* @p is a task the trace follows: all of them, or the tgid and comm asked for. */
