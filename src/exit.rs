@@ -155,16 +155,18 @@ impl std::error::Error for Tagged {
     }
 }
 
-/// The table as `scx_sis --help` ends: the codes a service does not restart after are marked.
+/// The table as `scx_sis --help` ends: the codes a service does not restart after are marked
+/// at the start of their line, where clap's wrapping at the terminal's width cannot split the
+/// mark (scripts/check-package.sh reads it).
 pub fn help() -> String {
     let mut s = String::from("Exit status:\n");
     for r in &TABLE {
         let mark = if r.code != 0 && !r.restart {
-            "  [service: no restart]"
+            "[no restart] "
         } else {
             ""
         };
-        s.push_str(&format!("  {}  {}{mark}\n", r.code, r.meaning));
+        s.push_str(&format!("  {}  {mark}{}\n", r.code, r.meaning));
     }
     s
 }
