@@ -76,16 +76,4 @@ static __always_inline u64 steal_min_ns(const struct sis_tunables *t,
 	return tun_steal_min_ns(t) * pace_of(cctx);
 }
 
-/*
- * The balance lag as time waited in a queue, ns, on @cctx's CPU: scaled by
- * the pace like steal-min. The lag itself, a difference of vtimes (service
- * received), is not: it counts run time, which a slower machine stretches
- * as much as it stretches the slice.
- */
-static __always_inline u64 balance_wait_ns(const struct sis_tunables *t,
-					   const struct sis_cpu_ctx *cctx)
-{
-	return tun_balance_lag_ns(t) * pace_of(cctx);
-}
-
 #endif /* __SIS_PACE_BPF_H */

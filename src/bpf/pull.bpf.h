@@ -17,12 +17,11 @@
  * clock at wakeup (vtime.bpf.h), so its lag against another CPU measures
  * how far the two clocks drifted, not service owed; such a task is pulled
  * only once it has waited a whole lag. No task moves twice within a lag
- * unless it waited that long (both waits in wall-clock time, the lag
- * scaled by the machine's pace: pace.bpf.h), and none is pulled from a CPU
- * that would run it within steal-min anyway, or whose queue is no longer
- * than the puller's (as the kernel balances only an imbalance: with queues alike, the lag is
- * the noise of which task happened to run last, and moving it buys nothing
- * the next slice would not undo).
+ * unless it waited that long, and none is pulled from a CPU that would run
+ * it within steal-min anyway, or whose queue is no longer than the
+ * puller's (as the kernel balances only an imbalance: with queues alike,
+ * the lag is the noise of which task happened to run last, and moving it
+ * buys nothing the next slice would not undo).
  */
 #ifndef __SIS_PULL_BPF_H
 #define __SIS_PULL_BPF_H
@@ -32,7 +31,6 @@
 #include "balance.bpf.h"
 #include "calls.bpf.h"
 #include "move.bpf.h"
-#include "pace.bpf.h"
 #include "stats.bpf.h"
 #include "steal.bpf.h"
 #include "task.bpf.h"
@@ -58,11 +56,11 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct task_struct *head;
 	struct sis_task_ctx *h;
-	u64 waited, wait, min;
+	u64 waited, lag, min;
 
 	if (!cctx)
 		return 0;
-	wait = cctx->pull_wait;
+	lag = cctx->pull_lag;
 	min = cctx->pull_min;
 	if (victim < 0 || victim == cpu || !work_maybe(victim))
 		return 0;
@@ -73,7 +71,7 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 	if (!h)
 		return 0;
 	waited = now - h->queued_at;
-	if (waited < wait && (!h->requeued || now - h->moved_at < wait))
+	if (waited < lag && (!h->requeued || now - h->moved_at < lag))
 		return 0;
 	/* The task at the head of its queue waits only what the running task has left. */
 	if (!wait_exceeds(victim, 1, now, min))
@@ -175,8 +173,7 @@ __noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
 			return 1;
 		}
 	}
-	if (nr_llcs < 2 || !other_llc_work_maybe(llc) ||
-	    now - cctx->remote_balance_at < cctx->pull_wait)
+	if (nr_llcs < 2 || !other_llc_work_maybe(llc) || now - cctx->remote_balance_at < ps.lag)
 		return 0;
 	cctx->remote_balance_at = now;
 	ps.limit = next - SIS_REMOTE_LAGS * ps.lag;
@@ -200,9 +197,14 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 
 	if (!cctx || (!llc_work_maybe(llc) && !(nr_llcs > 1 && other_llc_work_maybe(llc))))
 		return false;
+	/*
+	 * Unscaled by the pace (pace.bpf.h): a pull serves owed service between
+	 * CPU-bound tasks, whose runs last a slice on any machine. A scaled
+	 * steal-min past the slice forbade every such pull (the victim's task
+	 * always has less than that left) and broke the N+1 shares.
+	 */
 	cctx->pull_lag = tun_balance_lag_ns(t);
-	cctx->pull_wait = balance_wait_ns(t, cctx);
-	cctx->pull_min = steal_min_ns(t, cctx);
+	cctx->pull_min = tun_steal_min_ns(t);
 	cctx->pull_queued = dsq_nr_queued(cpu_dsq(cpu));
 	next = vtime_charged(prev, now);
 	if (head_vtime(cpu_dsq(cpu), &own) && time_before(own, next))

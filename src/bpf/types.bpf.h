@@ -67,7 +67,6 @@ struct sis_cpu_ctx {
 	/* The balance lag, steal-min and own queue length of the pull this CPU makes (pull.bpf.h).
 	 */
 	u64 pull_lag;
-	u64 pull_wait; /* the balance lag as a wait in wall-clock time, scaled by the pace */
 	u64 pull_min;
 	u64 pull_queued;
 	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
