@@ -194,7 +194,9 @@ pub struct PolicyOpts {
         value_parser = clap::value_parser!(u32).range(0..=1_000_000),
         help = with_default(
             "An idle CPU steals a queued task (and busy CPUs kick one to) only when the task \
-             would otherwise wait this long, in microseconds; 0 steals whatever waits",
+             would otherwise wait this long, in microseconds as on hardware: on a slower machine \
+             (an emulator) it is scaled by the measured pace (monitor: switch_ns / switches over \
+             2 us); 0 steals whatever waits",
             defaults::STEAL_MIN_US,
         ),
     )]
