@@ -834,8 +834,9 @@ mod tests {
 
     /// How many rounds `another_round` lets a plan of eevdf and all-on under hackbench run,
     /// when every run's numbers scatter by `sigma` (log-normal) around the same medians.
-    fn rounds_until_narrow(sigma: f64, repeats: u32, max: u32) -> (u32, Vec<RunRecord>) {
-        let plan = Plan {
+    /// all-on under hackbench, --until-ci 10 with @max rounds at most.
+    fn until_ci_plan(repeats: u32, max: u32) -> Plan {
+        Plan {
             repeats,
             configs: resolve(Some(&["all-on".into()]), &[], &[], false).unwrap(),
             workloads: vec![Workload::Hackbench],
@@ -844,7 +845,11 @@ mod tests {
             custom: vec![],
             until_ci: Some(10.0),
             max_repeats: Some(max),
-        };
+        }
+    }
+
+    fn rounds_until_narrow(sigma: f64, repeats: u32, max: u32) -> (u32, Vec<RunRecord>) {
+        let plan = until_ci_plan(repeats, max);
         let mut rng = fastrand::Rng::with_seed(11);
         let (mut records, mut done) = (Vec::new(), 0);
         while another_round(&plan, &records, done) {
@@ -875,17 +880,7 @@ mod tests {
         assert!(done > 3 && done < 40, "{done} rounds");
         let plan_meta = |n| crate::bench::report::Meta {
             until_ci: Some(10.0),
-            ..Plan {
-                repeats: n,
-                configs: resolve(Some(&["all-on".into()]), &[], &[], false).unwrap(),
-                workloads: vec![Workload::Hackbench],
-                quick: true,
-                work: 1.0,
-                custom: vec![],
-                until_ci: Some(10.0),
-                max_repeats: Some(40),
-            }
-            .meta(vec![])
+            ..until_ci_plan(n, 40).meta(vec![])
         };
         let s = report::ci_status(&records, &plan_meta(3)).unwrap();
         assert!(
