@@ -196,7 +196,8 @@ pub struct PolicyOpts {
             "An idle CPU steals a queued task (and busy CPUs kick one to) only when the task \
              would otherwise wait this long, in microseconds as on hardware: on a slower machine \
              (an emulator) it is scaled by the measured pace (monitor: switch_ns / switches over \
-             2 us); 0 steals whatever waits",
+             2 us), and a wait estimated from run lengths by at most half a slice; 0 steals \
+             whatever waits",
             defaults::STEAL_MIN_US,
         ),
     )]

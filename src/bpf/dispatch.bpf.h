@@ -191,6 +191,24 @@ __noinline int dispatch_sources(s32 cpu, s32 kicker, u64 now, const struct sis_t
 }
 
 /*
+ * A still-runnable @prev, whose slice ended: a pull for service owed, else
+ * @prev again while it is still ahead. Global: the verifier walks the pull
+ * and keep_prev() once, not once per outcome of the sources before them.
+ */
+__noinline int dispatch_prev(struct task_struct *prev __arg_trusted, s32 cpu, u64 now,
+			     const struct sis_tunables *t)
+{
+	if (!prev || !t)
+		return 0;
+	if (balance_pull(prev, cpu, llc_of(cpu), now, t))
+		return 1;
+	if (!keep_prev(prev, cpu, now, t))
+		return 0;
+	stat_inc(SIS_CNT_DISPATCH_KEEP);
+	return 1;
+}
+
+/*
  * The sis preset. @kicker: the CPU that kicked this one to steal its work,
  * -1 for none. A still-runnable @prev means its slice ended on a busy CPU.
  */
@@ -207,12 +225,8 @@ static __always_inline bool dispatch_sis(s32 cpu, struct task_struct *prev, s32 
 		return true;
 	if (nr_held_cpus && take_from_held(cpu, llc, clock_once(&now)))
 		return true;
-	if (prev_runnable && balance_pull(prev, cpu, llc, clock_once(&now), t))
+	if (prev_runnable && dispatch_prev(prev, cpu, clock_once(&now), t))
 		return true;
-	if (prev_runnable && keep_prev(prev, cpu, clock_once(&now), t)) {
-		stat_inc(SIS_CNT_DISPATCH_KEEP);
-		return true;
-	}
 	return dispatch_sources(cpu, kicker, now, t);
 }
 

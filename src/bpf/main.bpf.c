@@ -194,7 +194,7 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u
 		return;
 	/* The wakee is not counted yet: an insert from ops.enqueue lands after it returns. */
 	if (!wait_exceeds(cpu, dsq_nr_queued(cpu_dsq(cpu)) + 1, now,
-			  steal_min_ns(t, cpu_ctx(cpu)))) {
+			  steal_wait_min_ns(t, cpu_ctx(cpu)))) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
@@ -359,7 +359,8 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	 * the most, or an estimate that was wrong could leave it waiting for good.
 	 */
 	min = steal_min_ns(&t, cpu_ctx(cpu));
-	if (!head_waited(head, now, min) && !wait_exceeds(cpu, nr, now, min)) {
+	if (!head_waited(head, now, min) &&
+	    !wait_exceeds(cpu, nr, now, steal_wait_min_ns(&t, cpu_ctx(cpu)))) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
@@ -574,7 +575,7 @@ static int sched_timerfn(void *map, int *key, struct bpf_timer *timer)
 	tun_snapshot(&t);
 	sis_util_update(now, t.sis_util_curve);
 	conservation_sample(now, tun_timer_period_ns(&t),
-			    steal_min_ns(&t, cpu_ctx(bpf_get_smp_processor_id())));
+			    steal_wait_min_ns(&t, cpu_ctx(bpf_get_smp_processor_id())));
 	vtime_sample();
 	wakeq_sample(&t);
 	work_repair();

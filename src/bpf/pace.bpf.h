@@ -69,16 +69,24 @@ static __always_inline u64 pace_of(const struct sis_cpu_ctx *cctx)
 	return pace > 1 ? pace : 1;
 }
 
-/*
- * steal-min on @cctx's CPU, ns: the tunable, scaled by the CPU's pace, but
- * never by the pace past half a slice. The slice is not scaled: a CPU-bound
- * task runs a whole slice on any machine, so a task queued behind one waits
- * a slice wherever it is. A scaled steal-min longer than that wait would
- * leave a CPU idle beside a queue of CPU hogs for good. A tunable set above
- * the cap (a lazy policy in an A/B run) is kept as set.
- */
+/* steal-min on @cctx's CPU, ns: the tunable, scaled by the CPU's pace. */
 static __always_inline u64 steal_min_ns(const struct sis_tunables *t,
 					const struct sis_cpu_ctx *cctx)
+{
+	return tun_steal_min_ns(t) * pace_of(cctx);
+}
+
+/*
+ * The least expected wait worth a move, ns, for the tests that estimate a
+ * wait from run lengths (the steal's, the kicks', the sync stage's):
+ * steal_min_ns(), but never by the pace past half a slice. The slice is not
+ * scaled: a CPU-bound task runs a whole slice on any machine, so the wait
+ * behind one is a slice wherever it is. A bar above that would leave a CPU
+ * idle beside a queue of CPU hogs for good. A tunable set above the cap (a
+ * lazy policy in an A/B run) is kept as set.
+ */
+static __always_inline u64 steal_wait_min_ns(const struct sis_tunables *t,
+					     const struct sis_cpu_ctx *cctx)
 {
 	u64 min = tun_steal_min_ns(t), cap = tun_slice_ns(t) / 2;
 	u64 scaled = min * pace_of(cctx);

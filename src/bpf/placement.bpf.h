@@ -108,7 +108,7 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool pre
 		return place(pl, prev, SIS_PATH_PREV_IDLE, true);
 	if (prev_busy && task_allows(p, prev) &&
 	    !wait_exceeds(prev, dsq_nr_queued(cpu_dsq(prev)) + 1, now,
-			  steal_min_ns(t, cpu_ctx(prev))))
+			  steal_wait_min_ns(t, cpu_ctx(prev))))
 		return false;
 	if (!task_allows(p, waker) || dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) ||
 	    dsq_nr_queued(waker))

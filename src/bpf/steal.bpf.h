@@ -84,15 +84,17 @@ static __always_inline u64 curr_remaining(const struct sis_cpu_ctx *cctx, u64 no
 
 /*
  * Whether taking @head, the first task @victim's queue would give the
- * stealer, with @nr queued there, saves at least @min (see the top of this
- * file); counts the heads left, in @s.
+ * stealer, with @nr queued there, saves enough (see the top of this file):
+ * it has waited @min, or its expected wait there is at least @wait_min
+ * (twice that if it ran a moment ago, its cache still warm there). Counts
+ * the heads left, in @s.
  */
 static __always_inline bool worth_stealing(s32 victim, struct task_struct *head, u64 nr, u64 now,
-					   u64 min, struct sis_llc_stats *s)
+					   u64 min, u64 wait_min, struct sis_llc_stats *s)
 {
 	struct sis_task_ctx *h = task_ctx(head);
 	struct sis_cpu_ctx *vc = cpu_ctx(victim);
-	u64 saves, need = min;
+	u64 saves, need = wait_min;
 
 	if (!h || !vc)
 		return true;
@@ -100,22 +102,23 @@ static __always_inline bool worth_stealing(s32 victim, struct task_struct *head,
 		return true;
 	saves = curr_remaining(vc, now) + (nr ? nr - 1 : 0) * h->avg_run;
 	if (now - h->stopped_at < min)
-		need = 2 * min;
+		need = 2 * wait_min;
 	if (saves >= need)
 		return true;
-	stat_add(s, saves >= min ? SIS_CNT_STEAL_SKIP_HOT : SIS_CNT_STEAL_SKIP_YOUNG, 1);
+	stat_add(s, saves >= wait_min ? SIS_CNT_STEAL_SKIP_HOT : SIS_CNT_STEAL_SKIP_YOUNG, 1);
 	return false;
 }
 
 /*
- * Judge @victim's queue for a steal by @cpu at @min: 0 when the first task
- * @cpu may take there is not worth stealing (or there is none), else a
- * score, higher better: a held CPU's task beats all, then the task expected
- * to run longest (it has the most to lose waiting). The task's pid goes to
- * @cpu's judged_pid. Global, so that the verifier checks the DSQ iterator
- * once, on its own, however many loops call it.
+ * Judge @victim's queue for a steal by @cpu at @min and @wait_min (see
+ * worth_stealing()): 0 when the first task @cpu may take there is not worth
+ * stealing (or there is none), else a score, higher better: a held CPU's
+ * task beats all, then the task expected to run longest (it has the most to
+ * lose waiting). The task's pid goes to @cpu's judged_pid. Global, so that
+ * the verifier checks the DSQ iterator once, on its own, however many loops
+ * call it.
  */
-__noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min)
+__noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min, u64 wait_min)
 {
 	struct sis_llc_stats *s = my_stats();
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
@@ -136,19 +139,19 @@ __noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min)
 	cctx->judged_pid = head->pid;
 	if (cpu_held(victim, now))
 		return ~0ULL;
-	if (!worth_stealing(victim, head, nr, now, min, s))
+	if (!worth_stealing(victim, head, nr, now, min, wait_min, s))
 		return 0;
 	h = task_ctx(head);
 	return (h ? h->avg_run : 0) + 1;
 }
 
 /*
- * The CPU of @llc, other than @cpu, with the best steal_score() at @min;
- * -1 if none. Its task's pid is left in @cpu's judged_pid, for the move.
- * Visits only the CPUs whose work bit is set. Global, so that the verifier
- * checks its loops once, on their own.
+ * The CPU of @llc, other than @cpu, with the best steal_score() at @min and
+ * @wait_min; -1 if none. Its task's pid is left in @cpu's judged_pid, for
+ * the move. Visits only the CPUs whose work bit is set. Global, so that the
+ * verifier checks its loops once, on their own.
  */
-__noinline s32 steal_victim(s32 cpu, u32 llc, u64 now, u64 min)
+__noinline s32 steal_victim(s32 cpu, u32 llc, u64 now, u64 min, u64 wait_min)
 {
 	struct sis_llc_stats *s = my_stats();
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
@@ -177,7 +180,7 @@ __noinline s32 steal_victim(s32 cpu, u32 llc, u64 now, u64 min)
 			if (victim == cpu)
 				continue;
 			looked++;
-			score = steal_score(cpu, victim, now, min);
+			score = steal_score(cpu, victim, now, min, wait_min);
 			if (score > best_score) {
 				best_score = score;
 				best = victim;
@@ -266,26 +269,30 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 	struct sis_llc_stats *s = my_stats();
-	u64 min = steal_min_ns(t, cctx);
 	s32 victim = -1, other;
+	u64 min = steal_min_ns(t, cctx), wait_min = steal_wait_min_ns(t, cctx), far;
 
 	stat_add(s, SIS_CNT_STEAL_SCANS, 1);
 	/*
 	 * The kick named @kicker a moment ago; it is no reason to take a task
 	 * the stealer would not take from anyone: the same test as any victim.
 	 */
-	if (kicker >= 0 && steal_score(cpu, kicker, now, llc_of(kicker) == llc ? min : 2 * min))
-		victim = kicker;
+	if (kicker >= 0) {
+		/* Across LLCs a steal must save twice as much. */
+		far = llc_of(kicker) == llc ? 1 : 2;
+		if (steal_score(cpu, kicker, now, far * min, far * wait_min))
+			victim = kicker;
+	}
 	if (kicker < 0 && cctx && cctx->avg_idle && cctx->avg_idle < min) {
 		stat_add(s, SIS_CNT_STEAL_SKIP_SHORT_IDLE, 1);
 		return STOLE_NONE;
 	}
 	if (victim < 0 && llc_work_maybe(llc))
-		victim = steal_victim(cpu, llc, now, min);
+		victim = steal_victim(cpu, llc, now, min, wait_min);
 	if (victim < 0 && nr_llcs > 1 && other_llc_work_maybe(llc)) {
 		other = remote_llc(llc, now, tun_timer_period_ns(t));
 		if (other >= 0)
-			victim = steal_victim(cpu, other, now, 2 * min);
+			victim = steal_victim(cpu, other, now, 2 * min, 2 * wait_min);
 	}
 	if (victim < 0 || !steal_from(cpu, victim, now, s))
 		return STOLE_NONE;

@@ -209,25 +209,33 @@ static __always_inline bool wakeq_dispatch(s32 cpu, const struct sis_tunables *t
 	return wakeq_serve(cpu, own_slot(cpu, t));
 }
 
+/* wakeq_take_orphan()'s walk. Global: the verifier checks its loop once. */
+__noinline int wakeq_serve_orphans(s32 cpu, const struct sis_tunables *t)
+{
+	u32 llc = llc_of(cpu), base = llc * SIS_MAX_SHARDS, i;
+
+	if (!t)
+		return 0;
+	calls_loop();
+	bpf_for (i, nr_shards(llc, t), SIS_MAX_SHARDS) {
+		calls_pass();
+		if (take_from_slot(base + i)) {
+			stat_inc(SIS_CNT_WAKEQ_DISP_OTHER);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * A busy CPU serves the orphaned slots of its LLC (see llc_orphaned) before
  * keeping its own task.
  */
 static __always_inline bool wakeq_take_orphan(s32 cpu, const struct sis_tunables *t)
 {
-	u32 llc = llc_of(cpu), base = llc * SIS_MAX_SHARDS, i;
-
-	if (!llc_orphaned[llc & (SIS_MAX_LLCS - 1)])
+	if (!llc_orphaned[llc_of(cpu) & (SIS_MAX_LLCS - 1)])
 		return false;
-	calls_loop();
-	bpf_for (i, nr_shards(llc, t), SIS_MAX_SHARDS) {
-		calls_pass();
-		if (take_from_slot(base + i)) {
-			stat_inc(SIS_CNT_WAKEQ_DISP_OTHER);
-			return true;
-		}
-	}
-	return false;
+	return wakeq_serve_orphans(cpu, t);
 }
 
 /* A task starts running: if it came out of a shard, record how long it waited. */
