@@ -68,6 +68,10 @@ pub struct RunRecord {
     /// select_cpu program over the run, as the kernel measures it around each call.
     pub select_ns_bpf: Option<f64>,
     pub select_calls: Option<u64>,
+    /// bpf_stats: run_time_ns over the run, summed over every struct_ops program of the
+    /// scheduler (all its callbacks): what the scheduler's BPF cost the machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bpf_ns: Option<u64>,
     /// scx_sis only, from its stats over the run: select_cpu's own cost measured inside BPF
     /// with bpf_ktime_get_ns, per wakeup.
     pub select_ns_sis: Option<f64>,
@@ -131,6 +135,7 @@ impl RunRecord {
             rps: None,
             select_ns_bpf: None,
             select_calls: None,
+            bpf_ns: None,
             select_ns_sis: None,
             wakeups: None,
             scan_depth: None,
@@ -216,6 +221,16 @@ pub const SELECT_BPF: Metric = Metric {
     label: "select_cpu ns/call",
     decimals: 0,
     get: Get::Field(|r| r.select_ns_bpf),
+    better: Better::Lower,
+};
+/// Every callback's BPF run time per context switch: the whole scheduler's cost per switch.
+pub const BPF_PER_CS: Metric = Metric {
+    label: "BPF ns/cs",
+    decimals: 0,
+    get: Get::Field(|r| match (r.bpf_ns, r.context_switches) {
+        (Some(ns), Some(cs)) if cs > 0 => Some(ns as f64 / cs as f64),
+        _ => None,
+    }),
     better: Better::Lower,
 };
 pub const SELECT_SIS: Metric = Metric {
@@ -351,17 +366,17 @@ pub fn scores(w: Workload, customs: &[Custom]) -> Vec<Metric> {
 pub fn columns(w: Workload, customs: &[Custom]) -> Vec<Metric> {
     match w {
         Workload::Wakelat | Workload::WakelatLow => {
-            vec![P50, P99, RPS, MIGRATIONS, CTX, SELECT_BPF]
+            vec![P50, P99, RPS, MIGRATIONS, CTX, SELECT_BPF, BPF_PER_CS]
         }
         Workload::Custom(_) => {
             let mut v = scores(w, customs);
             if v[0].label != WALL.label {
                 v.insert(0, WALL);
             }
-            v.extend([MIGRATIONS, CTX, SELECT_BPF]);
+            v.extend([MIGRATIONS, CTX, SELECT_BPF, BPF_PER_CS]);
             v
         }
-        _ => vec![TIME, MIGRATIONS, CTX, SELECT_BPF],
+        _ => vec![TIME, MIGRATIONS, CTX, SELECT_BPF, BPF_PER_CS],
     }
 }
 

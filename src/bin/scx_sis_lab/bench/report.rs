@@ -649,7 +649,9 @@ pub fn markdown(records: &[RunRecord], meta: &Meta) -> String {
         "- cells: median (ratio of medians to {BASELINE} ±coefficient of variation); \
          migrations and ctx switches: `perf stat` of the workload's tasks; select_cpu ns/call: \
          bpf_stats (run_time_ns / run_cnt of the struct_ops select_cpu program over the run); \
-         select ns (sis): scx_sis's own bpf_ktime_get_ns measurement per wakeup"
+         BPF ns/cs: bpf_stats run_time_ns of every struct_ops program over the run, per context \
+         switch of the workload; select ns (sis): scx_sis's own bpf_ktime_get_ns measurement per \
+         wakeup"
     );
     out.push('\n');
     verdict_section(&mut out, records, meta);
@@ -744,7 +746,9 @@ mod tests {
         recs.push(failed);
         recs[3].verified_insns = BTreeMap::from([("sis_select_cpu".to_string(), 42501)]);
         let md = markdown(&recs, &meta());
-        assert!(md.contains("| config | time s | migrations | ctx switches | select_cpu ns/call |"));
+        assert!(md.contains(
+            "| config | time s | migrations | ctx switches | select_cpu ns/call | BPF ns/cs |"
+        ));
         let e = row(&md, "eevdf");
         assert_eq!(e[1], "11.00 (base ±9.1%)");
         assert_eq!(e[4], "–", "no select_cpu for EEVDF");
@@ -781,7 +785,7 @@ mod tests {
         let md = markdown(&recs, &m);
         assert!(md.contains("Tracing's cost"), "{md}");
         let o = row(&md, "trace-on / all-on");
-        assert_eq!(o[1..], ["1.25x", "1.00x", "1.00x", "–"]);
+        assert_eq!(o[1..], ["1.25x", "1.00x", "1.00x", "–", "–"]);
         assert!(
             md.contains("| trace records | trace drops | reader CPU s | paths |"),
             "{md}"

@@ -94,13 +94,38 @@ pub fn enable_bpf_stats() -> BpfStats {
     BpfStats((fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
-/// run_time_ns and run_cnt of every loaded struct_ops select_cpu program, by program id.
-/// Program names are cut at 15 characters ("bpfland_select_"), hence "contains".
-fn select_cpu_progs() -> BTreeMap<u32, (u64, u64)> {
+/// run_time_ns and run_cnt of every loaded struct_ops program (every scheduler callback), by
+/// program id, each marked whether it is a select_cpu. Program names are cut at 15 characters
+/// ("bpfland_select_"), hence "contains".
+fn struct_ops_progs() -> BTreeMap<u32, (bool, u64, u64)> {
     ProgInfoIter::default()
-        .filter(|p| p.ty == ProgramType::StructOps && p.name.to_string_lossy().contains("select"))
-        .map(|p| (p.id, (p.run_time_ns, p.run_cnt)))
+        .filter(|p| p.ty == ProgramType::StructOps)
+        .map(|p| {
+            let select = p.name.to_string_lossy().contains("select");
+            (p.id, (select, p.run_time_ns, p.run_cnt))
+        })
         .collect()
+}
+
+/// The select_cpu programs of a struct_ops_progs() snapshot: (run_time_ns, run_cnt) by id.
+fn select_only(progs: &BTreeMap<u32, (bool, u64, u64)>) -> BTreeMap<u32, (u64, u64)> {
+    progs
+        .iter()
+        .filter(|(_, (select, _, _))| *select)
+        .map(|(id, (_, ns, cnt))| (*id, (*ns, *cnt)))
+        .collect()
+}
+
+/// run_time_ns between two snapshots, summed over the programs present in both (None: none).
+fn bpf_total_ns(
+    a: &BTreeMap<u32, (bool, u64, u64)>,
+    b: &BTreeMap<u32, (bool, u64, u64)>,
+) -> Option<u64> {
+    let both: Vec<u64> = b
+        .iter()
+        .filter_map(|(id, (_, t1, _))| a.get(id).map(|(_, t0, _)| t1.saturating_sub(*t0)))
+        .collect();
+    (!both.is_empty()).then(|| both.iter().sum())
 }
 
 /// (ns per call, calls) between two snapshots, over the programs present in both.
@@ -633,9 +658,9 @@ fn measure_into(
         }
     }
     let cpu0 = reader_cpu(active);
-    let bpf0 = select_cpu_progs();
+    let bpf0 = struct_ops_progs();
     let out = run_command(&full, env, timeout, stop)?;
-    let bpf1 = select_cpu_progs();
+    let bpf1 = struct_ops_progs();
     if let (Some(a), Some(b)) = (cpu0, reader_cpu(active)) {
         r.trace_reader_cpu_s = Some(b - a);
     }
@@ -651,10 +676,11 @@ fn measure_into(
         _ => None,
     };
     r.wall_s = out.wall.as_secs_f64();
-    if let Some((ns, calls)) = bpf_delta(&bpf0, &bpf1) {
+    if let Some((ns, calls)) = bpf_delta(&select_only(&bpf0), &select_only(&bpf1)) {
         r.select_ns_bpf = Some(ns);
         r.select_calls = Some(calls);
     }
+    r.bpf_ns = bpf_total_ns(&bpf0, &bpf1);
     if let Some(m) = &delta {
         fill_sis_stats(r, m);
     }
@@ -909,6 +935,23 @@ mod tests {
         assert_eq!(bpf_delta(&a, &b), Some((200.0, 10)));
         assert_eq!(bpf_delta(&a, &a), None, "no calls");
         assert_eq!(bpf_delta(&BTreeMap::new(), &b), None);
+    }
+
+    #[test]
+    fn bpf_total_sums_every_program_present_in_both_and_select_only_keeps_select_cpu() {
+        let a = BTreeMap::from([
+            (1, (true, 1000, 10)),
+            (2, (false, 50, 1)),
+            (4, (false, 7, 1)),
+        ]);
+        let b = BTreeMap::from([
+            (1, (true, 3000, 20)),
+            (2, (false, 450, 5)),
+            (3, (false, 9, 9)),
+        ]);
+        assert_eq!(bpf_total_ns(&a, &b), Some(2000 + 400));
+        assert_eq!(bpf_total_ns(&BTreeMap::new(), &b), None);
+        assert_eq!(select_only(&b), BTreeMap::from([(1, (3000, 20))]));
     }
 
     #[test]
