@@ -77,23 +77,35 @@ static __always_inline u64 steal_min_ns(const struct sis_tunables *t,
 }
 
 /*
+ * The most any bar on an estimated wait asks, ns: half a slice, or the
+ * tunable if it is set above that (a lazy policy in an A/B run). The slice
+ * is not scaled: a CPU-bound task runs a whole slice on any machine, so the
+ * wait behind one is a slice wherever it is. A bar above that, however it
+ * was reached (the pace, another LLC, a cache-hot head), would leave a CPU
+ * idle beside a queue of CPU hogs for good.
+ */
+static __always_inline u64 steal_wait_cap_ns(const struct sis_tunables *t)
+{
+	u64 min = tun_steal_min_ns(t), half = tun_slice_ns(t) / 2;
+
+	return min > half ? min : half;
+}
+
+/* @bar, at most @cap. */
+static __always_inline u64 capped(u64 bar, u64 cap)
+{
+	return bar < cap ? bar : cap;
+}
+
+/*
  * The least expected wait worth a move, ns, for the tests that estimate a
- * wait from run lengths (the steal's, the kicks', the sync stage's):
- * steal_min_ns(), but never by the pace past half a slice. The slice is not
- * scaled: a CPU-bound task runs a whole slice on any machine, so the wait
- * behind one is a slice wherever it is. A bar above that would leave a CPU
- * idle beside a queue of CPU hogs for good. A tunable set above the cap (a
- * lazy policy in an A/B run) is kept as set.
+ * wait from run lengths (the steal's, the kicks', the sync stage's, the
+ * conservation sample's): steal_min_ns() up to steal_wait_cap_ns().
  */
 static __always_inline u64 steal_wait_min_ns(const struct sis_tunables *t,
 					     const struct sis_cpu_ctx *cctx)
 {
-	u64 min = tun_steal_min_ns(t), cap = tun_slice_ns(t) / 2;
-	u64 scaled = min * pace_of(cctx);
-
-	if (scaled <= cap)
-		return scaled;
-	return min > cap ? min : cap;
+	return capped(steal_min_ns(t, cctx), steal_wait_cap_ns(t));
 }
 
 #endif /* __SIS_PACE_BPF_H */

@@ -86,11 +86,11 @@ static __always_inline u64 curr_remaining(const struct sis_cpu_ctx *cctx, u64 no
  * Whether taking @head, the first task @victim's queue would give the
  * stealer, with @nr queued there, saves enough (see the top of this file):
  * it has waited @min, or its expected wait there is at least @wait_min
- * (twice that if it ran a moment ago, its cache still warm there). Counts
- * the heads left, in @s.
+ * (twice that, up to @cap, if it ran a moment ago, its cache still warm
+ * there). Counts the heads left, in @s.
  */
 static __always_inline bool worth_stealing(s32 victim, struct task_struct *head, u64 nr, u64 now,
-					   u64 min, u64 wait_min, struct sis_llc_stats *s)
+					   u64 min, u64 wait_min, u64 cap, struct sis_llc_stats *s)
 {
 	struct sis_task_ctx *h = task_ctx(head);
 	struct sis_cpu_ctx *vc = cpu_ctx(victim);
@@ -102,7 +102,7 @@ static __always_inline bool worth_stealing(s32 victim, struct task_struct *head,
 		return true;
 	saves = curr_remaining(vc, now) + (nr ? nr - 1 : 0) * h->avg_run;
 	if (now - h->stopped_at < min)
-		need = 2 * wait_min;
+		need = capped(2 * wait_min, cap);
 	if (saves >= need)
 		return true;
 	stat_add(s, saves >= wait_min ? SIS_CNT_STEAL_SKIP_HOT : SIS_CNT_STEAL_SKIP_YOUNG, 1);
@@ -139,7 +139,7 @@ __noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min, u64 wait_min)
 	cctx->judged_pid = head->pid;
 	if (cpu_held(victim, now))
 		return ~0ULL;
-	if (!worth_stealing(victim, head, nr, now, min, wait_min, s))
+	if (!worth_stealing(victim, head, nr, now, min, wait_min, cctx->steal_cap, s))
 		return 0;
 	h = task_ctx(head);
 	return (h ? h->avg_run : 0) + 1;
@@ -272,6 +272,9 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 	s32 victim = -1, other;
 	u64 min = steal_min_ns(t, cctx), wait_min = steal_wait_min_ns(t, cctx), far;
 
+	/* In the stealer's context: steal_score() has the five arguments a global function may. */
+	if (cctx)
+		cctx->steal_cap = steal_wait_cap_ns(t);
 	stat_add(s, SIS_CNT_STEAL_SCANS, 1);
 	/*
 	 * The kick named @kicker a moment ago; it is no reason to take a task
@@ -280,7 +283,8 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 	if (kicker >= 0) {
 		/* Across LLCs a steal must save twice as much. */
 		far = llc_of(kicker) == llc ? 1 : 2;
-		if (steal_score(cpu, kicker, now, far * min, far * wait_min))
+		if (steal_score(cpu, kicker, now, far * min,
+				capped(far * wait_min, steal_wait_cap_ns(t))))
 			victim = kicker;
 	}
 	if (kicker < 0 && cctx && cctx->avg_idle && cctx->avg_idle < min) {
@@ -292,7 +296,8 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 	if (victim < 0 && nr_llcs > 1 && other_llc_work_maybe(llc)) {
 		other = remote_llc(llc, now, tun_timer_period_ns(t));
 		if (other >= 0)
-			victim = steal_victim(cpu, other, now, 2 * min, 2 * wait_min);
+			victim = steal_victim(cpu, other, now, 2 * min,
+					      capped(2 * wait_min, steal_wait_cap_ns(t)));
 	}
 	if (victim < 0 || !steal_from(cpu, victim, now, s))
 		return STOLE_NONE;

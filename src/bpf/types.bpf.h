@@ -64,6 +64,7 @@ struct sis_cpu_ctx {
 	u64 judged_vtime;
 	u64 judged_wait; /* how long the task a move took had waited queued */
 	u64 head_vtime;	 /* the vtime dsq_head_vtime() found */
+	u64 steal_cap;	 /* the most a steal this CPU judges asks of a wait (pace.bpf.h) */
 	/* The balance lag, steal-min and own queue length of the pull this CPU makes (pull.bpf.h).
 	 */
 	u64 pull_lag;
