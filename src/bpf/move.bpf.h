@@ -73,6 +73,13 @@ __noinline int move_judged(u64 dsq, s32 cpu, s32 pid, u64 now, u32 why)
 			continue;
 		if (p->pid != pid)
 			break;
+		/*
+		 * A pull's task must still trail by the lag: it may have run and
+		 * been queued again, later in vtime, since it was judged.
+		 */
+		if ((why == SIS_MOVE_PULL || why == SIS_MOVE_PULL_REMOTE) &&
+		    !time_before(p->scx.dsq_vtime, cctx->pull_limit))
+			break;
 		/* Before the move, which makes this CPU the task's. */
 		from = task_cpu(p);
 		calls_add(1);

@@ -165,6 +165,7 @@ __noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
 	ps.min = cctx->pull_min;
 	if (llc_work_maybe(llc)) {
 		ps.limit = next - ps.lag;
+		cctx->pull_limit = ps.limit;
 		pull_search_llc(&ps, cctx, llc);
 		if (ps.found >= 0 &&
 		    move_judged(cpu_dsq(ps.found), cpu, ps.pid, now, SIS_MOVE_PULL)) {
@@ -177,6 +178,7 @@ __noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
 		return 0;
 	cctx->remote_balance_at = now;
 	ps.limit = next - SIS_REMOTE_LAGS * ps.lag;
+	cctx->pull_limit = ps.limit;
 	ps.found = -1;
 	pull_search_elsewhere(&ps, cctx, llc);
 	if (ps.found >= 0 &&

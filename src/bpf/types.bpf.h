@@ -70,6 +70,7 @@ struct sis_cpu_ctx {
 	u64 pull_lag;
 	u64 pull_min;
 	u64 pull_queued;
+	u64 pull_limit; /* a pull moves only a task whose vtime is still below this */
 	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
 	u32 went_idle;
 	/* Average length of this CPU's idle periods, ns (0: none seen yet; steal.bpf.h). */
