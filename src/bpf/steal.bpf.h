@@ -86,15 +86,15 @@ static __always_inline u64 curr_remaining(const struct sis_cpu_ctx *cctx, u64 no
  * Whether taking @head, the first task @victim's queue would give the
  * stealer, with @nr queued there, saves enough (see the top of this file):
  * it has waited @min, or its expected wait there is at least @wait_min
- * (twice that, up to @cap, if it ran a moment ago, its cache still warm
- * there). Counts the heads left, in @s.
+ * (twice that if it ran a moment ago, its cache still warm there), where no
+ * bar on the wait asks more than @cap. Counts the heads left, in @s.
  */
 static __always_inline bool worth_stealing(s32 victim, struct task_struct *head, u64 nr, u64 now,
 					   u64 min, u64 wait_min, u64 cap, struct sis_llc_stats *s)
 {
 	struct sis_task_ctx *h = task_ctx(head);
 	struct sis_cpu_ctx *vc = cpu_ctx(victim);
-	u64 saves, need = wait_min;
+	u64 bar = capped(wait_min, cap), saves, need = bar;
 
 	if (!h || !vc)
 		return true;
@@ -105,7 +105,7 @@ static __always_inline bool worth_stealing(s32 victim, struct task_struct *head,
 		need = capped(2 * wait_min, cap);
 	if (saves >= need)
 		return true;
-	stat_add(s, saves >= wait_min ? SIS_CNT_STEAL_SKIP_HOT : SIS_CNT_STEAL_SKIP_YOUNG, 1);
+	stat_add(s, saves >= bar ? SIS_CNT_STEAL_SKIP_HOT : SIS_CNT_STEAL_SKIP_YOUNG, 1);
 	return false;
 }
 
@@ -283,8 +283,7 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 	if (kicker >= 0) {
 		/* Across LLCs a steal must save twice as much. */
 		far = llc_of(kicker) == llc ? 1 : 2;
-		if (steal_score(cpu, kicker, now, far * min,
-				capped(far * wait_min, steal_wait_cap_ns(t))))
+		if (steal_score(cpu, kicker, now, far * min, far * wait_min))
 			victim = kicker;
 	}
 	if (kicker < 0 && cctx && cctx->avg_idle && cctx->avg_idle < min) {
@@ -296,8 +295,7 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 	if (victim < 0 && nr_llcs > 1 && other_llc_work_maybe(llc)) {
 		other = remote_llc(llc, now, tun_timer_period_ns(t));
 		if (other >= 0)
-			victim = steal_victim(cpu, other, now, 2 * min,
-					      capped(2 * wait_min, steal_wait_cap_ns(t)));
+			victim = steal_victim(cpu, other, now, 2 * min, 2 * wait_min);
 	}
 	if (victim < 0 || !steal_from(cpu, victim, now, s))
 		return STOLE_NONE;
