@@ -18,10 +18,14 @@
  * how far the two clocks drifted, not service owed; such a task is pulled
  * only once it has waited a whole lag. No task moves twice within a lag
  * unless it waited that long, and none is pulled from a CPU that would run
- * it within steal-min anyway, or whose queue is no longer than the
- * puller's (as the kernel balances only an imbalance: with queues alike,
- * the lag is the noise of which task happened to run last, and moving it
- * buys nothing the next slice would not undo).
+ * it within steal-min anyway, or that has no more runnable tasks than the
+ * puller (as the kernel balances only an imbalance: with loads alike, the
+ * lag is the noise of which task happened to run last, and moving it buys
+ * nothing the next slice would not undo). Runnable counts the puller's own
+ * task and the victim's running task only if it is CPU-bound: a task that
+ * waits behind a short run (a reader that woke beside a CPU hog) runs there
+ * in a moment, and pulling it would leave that CPU idle once the short run
+ * sleeps, beside two hogs sharing the puller.
  */
 #ifndef __SIS_PULL_BPF_H
 #define __SIS_PULL_BPF_H
@@ -44,6 +48,19 @@ enum {
 	/* A pull from another LLC needs this many balance lags (a cold cache has to pay). */
 	SIS_REMOTE_LAGS = 2,
 };
+
+/*
+ * The tasks on @victim that will want it for a while: those queued, and the
+ * running one if its average run is at least @bound_run (CPU-bound; a short
+ * run is about to sleep and leave the CPU to its queue).
+ */
+static __always_inline u64 runnable_load(s32 victim, u64 bound_run)
+{
+	struct sis_cpu_ctx *vc = cpu_ctx(victim);
+	u64 nr = dsq_nr_queued(cpu_dsq(victim));
+
+	return vc && vc->running && vc->curr_avg_run >= bound_run ? nr + 1 : nr;
+}
 
 /*
  * Whether @victim's first task that @cpu may take may be pulled (the rules
@@ -76,7 +93,7 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 	/* The task at the head of its queue waits only what the running task has left. */
 	if (!wait_exceeds(victim, 1, now, min))
 		return 0;
-	if (dsq_nr_queued(cpu_dsq(victim)) <= cctx->pull_queued)
+	if (runnable_load(victim, cctx->pull_bound_run) <= cctx->pull_queued)
 		return 0;
 	cctx->judged_vtime = head->scx.dsq_vtime;
 	cctx->judged_pid = head->pid;
@@ -207,7 +224,9 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 	 */
 	cctx->pull_lag = tun_balance_lag_ns(t);
 	cctx->pull_min = tun_steal_min_ns(t);
-	cctx->pull_queued = dsq_nr_queued(cpu_dsq(cpu));
+	/* @prev is still runnable: it counts beside what waits here. */
+	cctx->pull_queued = dsq_nr_queued(cpu_dsq(cpu)) + 1;
+	cctx->pull_bound_run = tun_slice_ns(t) / 2;
 	next = vtime_charged(prev, now);
 	if (head_vtime(cpu_dsq(cpu), &own) && time_before(own, next))
 		next = own;

@@ -260,9 +260,12 @@ static __always_inline bool steal_from(s32 cpu, s32 victim, u64 now, struct sis_
  * Idle @cpu looks for work: first on the CPU that kicked it for this
  * dispatch (@kicker, -1 for none), then in its LLC, then, rarely, in
  * another LLC, where a steal must save twice as much. The kernel's newidle
- * rule: a CPU whose idle periods are shorter than a migration costs
- * (steal-min) does not go looking unless kicked; the busy CPU's tick kick
- * still bounds any wait.
+ * rule: a CPU whose idle periods are shorter than a migration costs does
+ * not go looking unless kicked; the busy CPU's tick kick still bounds any
+ * wait. The bar is the capped one: idle periods are often a timer's
+ * (a task that sleeps 10 ms), whose length does not grow with the pace, and
+ * a CPU idling a quarter of its time beside a queue of CPU hogs would not
+ * look under the scaled bar.
  */
 static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64 now,
 					       const struct sis_tunables *t)
@@ -286,7 +289,7 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 		if (steal_score(cpu, kicker, now, far * min, far * wait_min))
 			victim = kicker;
 	}
-	if (kicker < 0 && cctx && cctx->avg_idle && cctx->avg_idle < min) {
+	if (kicker < 0 && cctx && cctx->avg_idle && cctx->avg_idle < wait_min) {
 		stat_add(s, SIS_CNT_STEAL_SKIP_SHORT_IDLE, 1);
 		return STOLE_NONE;
 	}

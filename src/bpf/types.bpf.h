@@ -65,11 +65,15 @@ struct sis_cpu_ctx {
 	u64 judged_wait; /* how long the task a move took had waited queued */
 	u64 head_vtime;	 /* the vtime dsq_head_vtime() found */
 	u64 steal_cap;	 /* the most a steal this CPU judges asks of a wait (pace.bpf.h) */
-	/* The balance lag, steal-min and own queue length of the pull this CPU makes (pull.bpf.h).
+	/*
+	 * The pull this CPU makes (pull.bpf.h): the balance lag, steal-min, its
+	 * own runnable tasks, and the average run from which a running task
+	 * counts as one that stays runnable.
 	 */
 	u64 pull_lag;
 	u64 pull_min;
 	u64 pull_queued;
+	u64 pull_bound_run;
 	u64 pull_limit; /* a pull moves only a task whose vtime is still below this */
 	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
 	u32 went_idle;

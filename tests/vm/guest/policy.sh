@@ -4,6 +4,7 @@
 #   prev_bias_migrations  prev-bias on cuts the migrations of a wakeup-heavy workload: perf stat
 #                         cpu-migrations per context switch, medians of alternating on/off runs,
 #                         switched live with `scx_sis tune`
+#   sis_util_hogs_fill    stress-ng --cpu N on N CPUs gets every CPU >= 90% busy within 8 s
 #   sis_util_*            SIS_UTIL curves: an idle LLC is scanned whole; under CPU hogs on every
 #                         CPU quadratic stops the scan (nr_scan 0; at most 1 in 50 wakeups
 #                         scans), linear keeps 4 CPUs (or the LLC if smaller), off the whole LLC
