@@ -54,9 +54,14 @@ pub struct BenchOpts {
     #[arg(long, value_name = "NAME[:LABEL][:higher]=REGEX")]
     pub metric: Vec<String>,
 
-    /// Also run a configuration (the baseline, eevdf, unless named) a second time, as if it were
+    /// The configuration every verdict, ratio and bar is judged against, e.g. all-on to ask
+    /// whether a change beats scx_sis's defaults; one of those run.
+    #[arg(long, value_name = "NAME", default_value = BASELINE)]
+    pub baseline: String,
+
+    /// Also run a configuration (the baseline unless named) a second time, as if it were
     /// another (NAME-aa): the A/A comparison shows this machine's noise floor.
-    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = BASELINE)]
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
     pub aa: Option<String>,
 
     /// Keep adding interleaved rounds (beyond --repeats) until every verdict's interval is

@@ -32,6 +32,14 @@ pub struct Plan {
     pub until_ci: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_repeats: Option<u32>,
+    /// The configuration every other is judged against; a plan written before --baseline
+    /// judged against EEVDF.
+    #[serde(default = "eevdf")]
+    pub baseline: String,
+}
+
+fn eevdf() -> String {
+    config::BASELINE.to_string()
 }
 
 impl Plan {
@@ -39,8 +47,17 @@ impl Plan {
         let scaling = !opts.cpus.is_empty();
         let mut configs =
             config::resolve(opts.configs.as_deref(), &opts.config, &opts.peer, scaling)?;
+        let baseline = opts.baseline.clone();
+        if !scaling && !configs.iter().any(|c| c.name == baseline) {
+            let all: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
+            bail!(
+                "--baseline {baseline}: not among the configurations run ({})",
+                all.join(", ")
+            );
+        }
         if let Some(of) = &opts.aa {
-            config::add_aa(&mut configs, of)?;
+            // --aa alone copies the baseline.
+            config::add_aa(&mut configs, if of.is_empty() { &baseline } else { of })?;
         }
         let (workloads, custom) = workloads(opts, scaling)?;
         let in_vm = opts.vm || opts.native_guest;
@@ -61,6 +78,7 @@ impl Plan {
             custom,
             until_ci: opts.until_ci,
             max_repeats,
+            baseline,
         })
     }
 
@@ -93,6 +111,7 @@ impl Plan {
                 .find_map(|c| Some((c.name.clone(), c.aa_of.clone()?))),
             until_ci: self.until_ci,
             max_repeats: self.max_repeats,
+            baseline: self.baseline.clone(),
         }
     }
 
@@ -305,12 +324,31 @@ mod tests {
             Some(("all-on-aa".into(), "all-on".into()))
         );
 
+        // --baseline: the verdicts' reference, and what --aa alone copies.
+        let o = parse(&[
+            "--baseline",
+            "all-on",
+            "--aa",
+            "--configs",
+            "all-on,wakeq-1",
+        ])
+        .unwrap();
+        let p = Plan::from_opts(&o).unwrap();
+        let configs: Vec<&str> = p.configs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(configs, ["eevdf", "all-on", "all-on-aa", "wakeq-1"]);
+        let m = p.meta(vec![]);
+        assert_eq!(m.baseline, "all-on");
+        assert_eq!(m.aa, Some(("all-on-aa".into(), "all-on".into())));
+        let back: Plan = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!(back.baseline, "all-on");
+
         let bad = |args: &[&str]| {
             Plan::from_opts(&parse(args).unwrap())
                 .unwrap_err()
                 .to_string()
         };
         assert!(bad(&["--workloads", "fio"]).contains("unknown workload 'fio'"));
+        assert!(bad(&["--baseline", "wq2", "--configs", "all-on"]).contains("not among"));
         assert!(bad(&["--metric", "x=([0-9]+)"]).contains("no --workload x"));
         assert!(
             bad(&["--until-ci", "5", "--max-repeats", "2", "--repeats", "3"]).contains("below")

@@ -1,7 +1,7 @@
 //! The SVG plot, written by hand. For the matrix, a grid: one row per workload, one panel per
 //! metric (the workload's main metric, migrations, context switches), a bar per configuration
-//! (its median over EEVDF's median, on a log axis around EEVDF's 1.0) with the ratio's bootstrap
-//! interval as its whisker; for a scaling run, the absolute select_cpu cost per CPU count, with
+//! (its median over the baseline's median, on a log axis around the baseline's 1.0; EEVDF unless
+//! --baseline names another) with the ratio's bootstrap interval as its whisker; for a scaling run, the absolute select_cpu cost per CPU count, with
 //! min-max whiskers, instead.
 
 use std::collections::BTreeSet;
@@ -37,6 +37,8 @@ pub struct Figure {
     pub legend: Vec<(&'static str, String)>,
     /// What a whisker spans.
     pub whiskers: String,
+    /// What the reference line stands for ("eevdf = 1.0").
+    pub reference: String,
     pub caption: String,
 }
 
@@ -72,8 +74,8 @@ pub fn ratio_metrics(w: super::workload::Workload, meta: &Meta) -> [Metric; 3] {
 }
 
 /// The matrix's figure: per workload, one panel per metric of `ratio_metrics`, each bar the
-/// ratio to EEVDF's median and its whisker the ratio's bootstrap interval (EEVDF's own bar:
-/// EEVDF against itself, the interval noise alone gives).
+/// ratio to the baseline's median and its whisker the ratio's bootstrap interval (the baseline's
+/// own bar: the baseline against itself, the interval noise alone gives).
 pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figure {
     let mut boot = Bootstrap::default();
     let mut panels = Vec::new();
@@ -88,7 +90,7 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
             continue;
         }
         for m in ratio_metrics(w, meta) {
-            let base = samples(records, BASELINE, w, None, &m);
+            let base = samples(records, &meta.baseline, w, None, &m);
             let bars = configs
                 .iter()
                 .map(|c| {
@@ -106,8 +108,9 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
             panels.push(Panel {
                 title: format!("{w}: {}", m.label),
                 ylabel: format!(
-                    "{} / {BASELINE} median (log{})",
+                    "{} / {} median (log{})",
                     m.label,
+                    meta.baseline,
                     if higher { "; higher is better" } else { "" }
                 ),
                 reference: Some(1.0),
@@ -116,7 +119,12 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
         }
     }
     let kinds: BTreeSet<&str> = records.iter().map(|r| r.kind.as_str()).collect();
-    let mut legend = vec![(EEVDF_COLOR, format!("{BASELINE} (the baseline, 1.0)"))];
+    let eevdf = if meta.baseline == BASELINE {
+        format!("{BASELINE} (the baseline, 1.0)")
+    } else {
+        format!("{BASELINE} (the kernel's own)")
+    };
+    let mut legend = vec![(EEVDF_COLOR, eevdf)];
     if records
         .iter()
         .any(|r| r.kind == "sis" && r.config != "plain")
@@ -134,6 +142,7 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
         columns: 3,
         legend,
         whiskers: format!("{:.0}% bootstrap interval of the ratio", CONFIDENCE * 100.0),
+        reference: format!("{} = 1.0", meta.baseline),
         caption,
     }
 }
@@ -182,6 +191,7 @@ pub fn scaling_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Fi
             (PLAIN_COLOR, "other configurations".into()),
         ],
         whiskers: "min-max over the repeats".into(),
+        reference: String::new(),
         caption,
     }
 }
@@ -481,11 +491,12 @@ pub fn svg(fig: &Figure) -> String {
             out,
             "<g class=\"legend\"><line x1=\"{x:.1}\" x2=\"{:.1}\" y1=\"17\" y2=\"17\" \
              stroke=\"#cc3311\" stroke-dasharray=\"5,3\"/><text x=\"{:.1}\" y=\"21\" \
-             font-size=\"12\">{BASELINE} = 1.0</text></g>",
+             font-size=\"12\">{}</text></g>",
             x + 22.0,
-            x + 28.0
+            x + 28.0,
+            esc(&fig.reference)
         );
-        x += 28.0 + 7.0 * (BASELINE.len() + 6) as f64 + 24.0;
+        x += 28.0 + 7.0 * fig.reference.chars().count() as f64 + 24.0;
     }
     let _ = writeln!(
         out,
@@ -604,6 +615,7 @@ mod tests {
             aa: None,
             until_ci: None,
             max_repeats: None,
+            baseline: "eevdf".into(),
         };
         let fig = ratio_figure(&recs, &meta, "one\ntwo".into());
         let s = svg(&fig);
@@ -677,6 +689,7 @@ mod tests {
             columns: 2,
             legend: vec![],
             whiskers: "min-max".into(),
+            reference: "eevdf = 1.0".into(),
             caption: "caption".into(),
         };
         let s = svg(&fig);

@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::config::BASELINE;
 use super::record::{self, Metric, RunRecord};
 use super::summary::{ratio, summarize, Summary};
 use super::verdict::{Bootstrap, Interval, Verdict, CONFIDENCE, MIN_TRUSTED_RUNS};
@@ -31,6 +30,8 @@ pub struct Meta {
     /// `--until-ci PCT` and its budget of rounds.
     pub until_ci: Option<f64>,
     pub max_repeats: Option<u32>,
+    /// The configuration every other is judged against (`--baseline`, eevdf by default).
+    pub baseline: String,
 }
 
 /// One comparison: `config` against `base` under `workload`, on `metric`.
@@ -91,13 +92,14 @@ pub fn verdicts(records: &[RunRecord], meta: &Meta) -> (Vec<Row>, Vec<Row>) {
                     floor.push(compare(twin, of));
                 }
             }
-            if !configs.contains(&BASELINE) {
+            let base = meta.baseline.as_str();
+            if !configs.contains(&base) {
                 continue;
             }
             for c in &configs {
                 let twin = meta.aa.as_ref().is_some_and(|(t, _)| t == c);
-                if *c != BASELINE && !twin {
-                    rows.push(compare(c, BASELINE));
+                if *c != base && !twin {
+                    rows.push(compare(c, base));
                 }
             }
         }
@@ -209,10 +211,11 @@ fn verdict_section(out: &mut String, records: &[RunRecord], meta: &Meta) {
     }
     let _ = writeln!(
         out,
-        "## Verdicts\n\nEach configuration against `{BASELINE}`: the ratio of medians \
-         (configuration / {BASELINE}) with its {pct:.0}% bootstrap interval; better or worse \
+        "## Verdicts\n\nEach configuration against `{base}`: the ratio of medians \
+         (configuration / {base}) with its {pct:.0}% bootstrap interval; better or worse \
          when the interval excludes 1, else the smallest difference this noise could have \
-         shown. Lower is better unless the metric says otherwise. Runs: configuration/{BASELINE}.\n"
+         shown. Lower is better unless the metric says otherwise. Runs: configuration/{base}.\n",
+        base = meta.baseline
     );
     header(
         out,
@@ -394,8 +397,13 @@ fn matrix(out: &mut String, records: &[RunRecord], meta: &Meta) {
             let row: Vec<String> = cols
                 .iter()
                 .map(|m| {
-                    let base = summary(records, BASELINE, w, None, m);
-                    cell(summary(records, c, w, None, m), base, m, *c == BASELINE)
+                    let base = summary(records, &meta.baseline, w, None, m);
+                    cell(
+                        summary(records, c, w, None, m),
+                        base,
+                        m,
+                        *c == meta.baseline,
+                    )
                 })
                 .collect();
             let _ = writeln!(out, "| {c} | {} |", row.join(" | "));
@@ -646,12 +654,13 @@ pub fn markdown(records: &[RunRecord], meta: &Meta) -> String {
     );
     let _ = writeln!(
         out,
-        "- cells: median (ratio of medians to {BASELINE} ±coefficient of variation); \
+        "- cells: median (ratio of medians to {} ±coefficient of variation); \
          migrations and ctx switches: `perf stat` of the workload's tasks; select_cpu ns/call: \
          bpf_stats (run_time_ns / run_cnt of the struct_ops select_cpu program over the run); \
          BPF ns/cs: bpf_stats run_time_ns of every struct_ops program over the run, per context \
          switch of the workload; select ns (sis): scx_sis's own bpf_ktime_get_ns measurement per \
-         wakeup"
+         wakeup",
+        meta.baseline
     );
     out.push('\n');
     verdict_section(&mut out, records, meta);
@@ -718,6 +727,7 @@ mod tests {
             aa: None,
             until_ci: None,
             max_repeats: None,
+            baseline: "eevdf".into(),
         }
     }
 
@@ -883,6 +893,25 @@ mod tests {
         );
         assert!(!md.contains("| cycles") && !md.contains("| IPC"), "{md}");
         assert!(!md.contains("Fewer than"), "five runs a side are enough");
+    }
+
+    #[test]
+    fn a_named_baseline_is_what_every_verdict_and_ratio_is_against() {
+        let (recs, mut m) = five_rounds(false);
+        m.baseline = "wakeq-1".into();
+        let md = markdown(&recs, &m);
+        assert!(md.contains("Each configuration against `wakeq-1`"), "{md}");
+        // EEVDF's migrations are a fifth of the wakequeue's: better, against the new baseline.
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| hackbench | migrations | eevdf |"))
+            .unwrap_or_else(|| panic!("no eevdf verdict in\n{md}"));
+        assert!(row.ends_with("| better |"), "{row}");
+        assert!(!md.contains("| hackbench | migrations | wakeq-1 |"), "{md}");
+        // The tables' ratios too: the baseline's own cell says base.
+        assert!(md.contains("| wakeq-1 | 9.90 (base"), "{md}");
+        // The noise floor still compares the A/A copy with its original.
+        assert!(md.contains("`eevdf-aa` is `eevdf` run again"), "{md}");
     }
 
     #[test]

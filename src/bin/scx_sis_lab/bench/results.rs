@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 
 use scx_sis::elapsed::hms;
 
-use super::config::BASELINE;
 use super::plan::Plan;
 use super::record::RunRecord;
 use super::{plot, report};
@@ -46,10 +45,11 @@ fn render(
         plot::scaling_figure(records, meta, caption)
     } else {
         let caption = format!(
-            "{head}\nbars: median / {BASELINE}'s median, whiskers: the ratio's {:.0}% bootstrap \
+            "{head}\nbars: median / {}'s median, whiskers: the ratio's {:.0}% bootstrap \
              interval (where it crosses 1.0, no difference is detectable); log axis, lower is \
              better unless a panel says higher\nmigrations and ctx switches: perf stat of the \
              workload's tasks (they carry over from the VM to hardware better than times)",
+            meta.baseline,
             super::verdict::CONFIDENCE * 100.0
         );
         plot::ratio_figure(records, meta, caption)

@@ -33,6 +33,13 @@ const ENABLE_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 /// After switching a configuration: let SIS_UTIL and the utilization averages follow.
 const SETTLE: Duration = Duration::from_secs(1);
+/// Then, before the configuration's first run, the machine this idle over one window: what a
+/// switch left behind (a daemon's exit, the kernel freeing a scheduler) is done, so the first
+/// configuration of a round does not pay for the last one of the round before. Bounded: a host
+/// with background load runs anyway.
+const QUIET_IDLE_SHARE: f64 = 0.9;
+const QUIET_WINDOW: Duration = Duration::from_millis(250);
+const QUIET_TIMEOUT: Duration = Duration::from_secs(5);
 /// From starting `scx_sis trace` to its trace being on (a process start, the topology read,
 /// the ring buffer mapped: seconds under TCG).
 const TRACE_START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -462,7 +469,6 @@ fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
                     *trace = Some(Tracer::spawn(env)?);
                 }
             }
-            std::thread::sleep(SETTLE);
         }
         Target::Peer { path, args } => {
             *active = Active::Nothing;
@@ -473,10 +479,45 @@ fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
             let exe = Path::new(path);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             *active = Active::Peer(Sched::spawn(exe, &args, &c.name, log, env.progress)?);
-            std::thread::sleep(SETTLE);
         }
     }
+    // Every configuration alike, EEVDF and an A/A copy included: a settle that only some
+    // configurations got would show up as a difference between identical ones.
+    std::thread::sleep(SETTLE);
+    wait_quiet();
     Ok(())
+}
+
+/// The share of CPU time idle (idle and iowait) since boot, and the total, from /proc/stat.
+fn cpu_times() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let v: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    Some((v.get(3)? + v.get(4)?, v.iter().sum()))
+}
+
+/// Wait until one QUIET_WINDOW was at least QUIET_IDLE_SHARE idle, up to QUIET_TIMEOUT.
+fn wait_quiet() {
+    let deadline = Instant::now() + QUIET_TIMEOUT;
+    while Instant::now() < deadline {
+        let Some((idle0, total0)) = cpu_times() else {
+            return;
+        };
+        std::thread::sleep(QUIET_WINDOW);
+        let Some((idle1, total1)) = cpu_times() else {
+            return;
+        };
+        let total = total1.saturating_sub(total0);
+        if total > 0 && (idle1.saturating_sub(idle0)) as f64 / total as f64 >= QUIET_IDLE_SHARE {
+            return;
+        }
+    }
 }
 
 /// Is the configuration still in force (nothing ejected or exited, the reader of a traced
@@ -871,6 +912,7 @@ mod tests {
             custom: vec![],
             until_ci: Some(10.0),
             max_repeats: Some(max),
+            baseline: "eevdf".into(),
         }
     }
 

@@ -263,6 +263,7 @@ mod tests {
             custom: vec![],
             until_ci: None,
             max_repeats: None,
+            baseline: "eevdf".into(),
         }
     }
 
