@@ -647,10 +647,13 @@ fn bench_quick_7() {
         panels == titles.len() && missing.is_empty(),
         "{panels} panels, missing {missing:?}:\n{svg}"
     );
-    assert_eq!(
-        svg.matches("<g class=\"whisker\"").count(),
-        4 * titles.len(),
-        "an interval per config and panel"
+    // An interval per config and panel, but where the defaults' median is 0 there is no ratio:
+    // perf's pipe often migrates nothing under them.
+    let whiskers = svg.matches("<g class=\"whisker\"").count();
+    assert!(
+        (4 * (titles.len() - 1)..=4 * titles.len()).contains(&whiskers),
+        "{whiskers} intervals for 4 configs in {} panels",
+        titles.len()
     );
     assert!(
         svg.contains(">95% bootstrap interval of the ratio<"),
