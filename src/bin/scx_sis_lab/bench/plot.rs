@@ -1,8 +1,8 @@
 //! The SVG plot, written by hand. For the matrix, a grid: one row per workload, one panel per
 //! metric (the workload's main metric, migrations, context switches), a bar per configuration
 //! (its median over the baseline's median, on a log axis around the baseline's 1.0; EEVDF unless
-//! --baseline names another) with the ratio's bootstrap interval as its whisker; for a scaling run, the absolute select_cpu cost per CPU count, with
-//! min-max whiskers, instead.
+//! --baseline names another) with the ratio's bootstrap interval as its whisker; for a scaling
+//! run, the absolute select_cpu cost per CPU count, with min-max whiskers, instead.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

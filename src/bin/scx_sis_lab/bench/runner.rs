@@ -488,7 +488,7 @@ fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
     Ok(())
 }
 
-/// The share of CPU time idle (idle and iowait) since boot, and the total, from /proc/stat.
+/// CPU time since boot from /proc/stat, in ticks: (idle and iowait, all).
 fn cpu_times() -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let v: Vec<u64> = stat
@@ -502,21 +502,26 @@ fn cpu_times() -> Option<(u64, u64)> {
     Some((v.get(3)? + v.get(4)?, v.iter().sum()))
 }
 
-/// Wait until one QUIET_WINDOW was at least QUIET_IDLE_SHARE idle, up to QUIET_TIMEOUT.
+/// Wait until one QUIET_WINDOW was at least QUIET_IDLE_SHARE idle, up to QUIET_TIMEOUT; each
+/// window starts where the one before ended.
 fn wait_quiet() {
     let deadline = Instant::now() + QUIET_TIMEOUT;
+    let Some(mut before) = cpu_times() else {
+        return;
+    };
     while Instant::now() < deadline {
-        let Some((idle0, total0)) = cpu_times() else {
-            return;
-        };
         std::thread::sleep(QUIET_WINDOW);
-        let Some((idle1, total1)) = cpu_times() else {
+        let Some(now) = cpu_times() else {
             return;
         };
-        let total = total1.saturating_sub(total0);
-        if total > 0 && (idle1.saturating_sub(idle0)) as f64 / total as f64 >= QUIET_IDLE_SHARE {
+        let (idle, total) = (
+            now.0.saturating_sub(before.0),
+            now.1.saturating_sub(before.1),
+        );
+        if total > 0 && idle as f64 / total as f64 >= QUIET_IDLE_SHARE {
             return;
         }
+        before = now;
     }
 }
 
