@@ -46,7 +46,7 @@
 # window, default 2), SIS_FAIR_MIN (default 0.9), SIS_FAIR_NICE_TOL (percent, default 25),
 # SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (pairs, default 5; a hog
 # lives at most SIS_FAIR_RT_HOG_SECS, default 25),
-# SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_RT_REL (default 1.15), SIS_FAIR_RT_MOVED_SECS (default 5),
+# SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_RT_REL (default 1.3), SIS_FAIR_RT_MOVED_SECS (default 5),
 # SIS_FAIR_RT_MOVED_MIN (default 0.8), SIS_FAIR_ATTR_SECS (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
 # SIS_FAIR_CASES (default "n1_2 n1_8 nice rt attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
 . /tests/lib.sh
@@ -60,7 +60,12 @@ RT_WORK=${SIS_FAIR_RT_WORK:-hackbench -p -g 2 -l 100}
 # 0.88x-1.59x across boots, though a hog that takes one of 8 CPUs costs at least 8/7 = 1.14x.
 RT_REPS=${SIS_FAIR_RT_REPS:-5}
 RT_MAX=${SIS_FAIR_RT_MAX:-1.3}
-RT_REL=${SIS_FAIR_RT_REL:-1.15}
+# 1.3 x EEVDF's slowdown: the two slowdowns come from different runs, and on a quiet host EEVDF's
+# alone went 1.17x-1.25x across boots. On two LLCs the hog also takes a quarter of one LLC, and
+# scx_sis evens LLCs out by steals and pulls, not by the capacity the RT task leaves as the
+# kernel's load balancer does: its slowdown measured 1.12x EEVDF's there and 1.04x on one LLC.
+# A task left behind the hog waits for the hog's whole life, far past this bound.
+RT_REL=${SIS_FAIR_RT_REL:-1.3}
 RT_HOG_SECS=${SIS_FAIR_RT_HOG_SECS:-25}
 RT_MOVED_SECS=${SIS_FAIR_RT_MOVED_SECS:-5}
 RT_MOVED_MIN=${SIS_FAIR_RT_MOVED_MIN:-0.8}
