@@ -6,8 +6,11 @@
  * shows the price. Sampled by the timer: every period, each LLC whose
  * queues hold a head that has waited steal-min adds its idle CPUs times
  * the period (idle_waiting_ns). A CPU counts as idle when no ext task runs
- * on it and no higher class holds it. Affinity is not looked at: a task
- * pinned to its busy CPU makes the figure an upper bound.
+ * on it and no higher class holds it. A head that may run only on its own
+ * CPU (a per-CPU kthread, a migration-disabled task) is not counted: no
+ * idle CPU could take it, and one waiting out an RT task's hold would
+ * charge the whole hold to the LLC. Other affinity masks are not looked
+ * at, so the figure is an upper bound.
  */
 #ifndef __SIS_CONSERVE_BPF_H
 #define __SIS_CONSERVE_BPF_H
@@ -56,7 +59,8 @@ __noinline int conservation_sample(u64 now, u64 period, u64 min)
 			bpf_rcu_read_lock();
 			head = __COMPAT_scx_bpf_dsq_peek(cpu);
 			h = head ? bpf_task_storage_get(&task_ctxs, head, 0, 0) : NULL;
-			if (h && now - h->queued_at >= min)
+			if (h && head->nr_cpus_allowed > 1 && !is_migration_disabled(head) &&
+			    now - h->queued_at >= min)
 				conserve_waiting = 1;
 			bpf_rcu_read_unlock();
 		}
