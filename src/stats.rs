@@ -126,7 +126,7 @@ llc_metrics! {
     count run_calls = sis_counter_SIS_CNT_RUN_CALLS,
         "Calls made by ops.running and ops.stopping";
     count idle_waiting_ns = sis_counter_SIS_CNT_IDLE_WAITING_NS,
-        "Idle CPU time, ns, while a task queued in the LLC had waited longer than steal-min (sampled every timer period): what work conservation missed";
+        "Idle CPU time, ns, while a task queued in the LLC, not bound to its CPU, had waited longer than steal-min (sampled every timer period): what work conservation missed";
     count steal_skip_short_idle = sis_counter_SIS_CNT_STEAL_SKIP_SHORT_IDLE,
         "Idle dispatches that did not look for work: this CPU's idle periods are shorter than steal-min";
     count switches = sis_counter_SIS_CNT_SWITCHES,

@@ -160,10 +160,31 @@ static __always_inline bool wake_stealer(u32 llc, s32 from, enum sis_counter cou
 }
 
 /*
- * A busy CPU's tick: a held CPU of @llc with work waiting gets a stealer.
- * The held CPU's own tick does not run while the higher class has it, and
- * its cpu_release fired once, when the hold began; without this, a task
- * queued there afterwards waited for the RT task to let go.
+ * How many tasks queued on @cpu may run on another CPU, counting up to @max.
+ * A task bound to @cpu (a per-CPU kthread, a pinned or migration-disabled
+ * task) waits out a hold whatever happens: a stealer woken for it finds
+ * nothing, and a busy CPU's tick would wake one at every tick of the hold.
+ * Global: the verifier checks the DSQ iterator once.
+ */
+__noinline int queued_movable(s32 cpu, u32 max)
+{
+	struct task_struct *p;
+	u32 n = 0;
+
+	calls_loop();
+	bpf_for_each (scx_dsq, p, cpu_dsq(cpu), 0) {
+		calls_pass();
+		if (p->nr_cpus_allowed > 1 && !is_migration_disabled(p) && ++n >= max)
+			break;
+	}
+	return n;
+}
+
+/*
+ * A busy CPU's tick: a held CPU of @llc with work another CPU may take gets
+ * a stealer. The held CPU's own tick does not run while the higher class
+ * has it, and its cpu_release fired once, when the hold began; without
+ * this, a task queued there afterwards waited for the RT task to let go.
  */
 static __always_inline void rescue_from_held(u32 llc, u64 now)
 {
@@ -176,7 +197,7 @@ static __always_inline void rescue_from_held(u32 llc, u64 now)
 		s32 cpu = llc_cpu_at(llc, i);
 
 		calls_pass();
-		if (cpu_held(cpu, now) && dsq_nr_queued(cpu_dsq(cpu))) {
+		if (cpu_held(cpu, now) && dsq_nr_queued(cpu_dsq(cpu)) && queued_movable(cpu, 1)) {
 			wake_stealer(llc, cpu, SIS_CNT_RESCUES, SIS_MOVE_HELD_KICK);
 			return;
 		}

@@ -81,7 +81,7 @@ static __always_inline void hold_end(s32 cpu)
 /*
  * After the local DSQ went back through ops.enqueue (which sends it to idle
  * CPUs): for this CPU's own queue and shard, wake one idle CPU per waiting
- * task to steal it.
+ * task that another CPU may take.
  */
 static __always_inline void wake_stealers_for_held(s32 cpu)
 {
@@ -90,7 +90,7 @@ static __always_inline void wake_stealers_for_held(s32 cpu)
 	u32 i;
 
 	tun_snapshot(&t);
-	waiting = dsq_nr_queued(cpu_dsq(cpu)) + dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
+	waiting = queued_movable(cpu, nr_cpus) + dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
 	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
 		if (!wake_stealer(llc_of(cpu), cpu, SIS_CNT_RESCUES, SIS_MOVE_HELD_KICK))
 			break;

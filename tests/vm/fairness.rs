@@ -158,6 +158,7 @@ fn judge_with(run: &GuestRun, v: &mut Verdicts, bound_slowdown: bool) {
     if let Some(s) = r.kv("fair_rt_scx") {
         rt_displaced(r, v, &p);
         rt_hog(r, v, &p, &s, bound_slowdown);
+        rt_bound_waiter(r, v);
     }
 
     if let Some(s) = r.kv("fair_attr_scx") {
@@ -226,6 +227,35 @@ fn rt_displaced(r: &Records, v: &mut Verdicts, p: &Kv) {
         e.s("on")
     );
     v.check("rt_displaced", tick_share(&s) >= min, d);
+}
+
+/// A busy loop bound to the hog's CPU waited there, beside a busy loop on CPU 0: every rescue over
+/// the window must have moved a task (rescues <= migrations). A stealer woken for a task it may
+/// not take finds nothing, and a busy CPU's tick would wake one at every tick of the hold.
+fn rt_bound_waiter(r: &Records, v: &mut Verdicts) {
+    let Some(k) = r.kv("fair_rtbound") else {
+        return;
+    };
+    let Some(m) = r.mon("fair_mon_rtbound") else {
+        let out: String = r.text("fair_mon_rtbound").chars().take(200).collect();
+        v.fail(
+            "rt_bound_waiter",
+            format!("no monitor --json object: {out}"),
+        );
+        return;
+    };
+    let (rescues, migrations, empty) = (
+        llc_sum(&m, |l| l.rescues),
+        llc_sum(&m, |l| l.migrations),
+        llc_sum(&m, |l| l.dispatch_empty),
+    );
+    let d = format!(
+        "a busy loop bound to cpu{} behind the hog for {}s (it ran {} ticks), a busy loop on cpu0: rescues={rescues} (want <= migrations={migrations}), dispatches that found nothing={empty}",
+        k.s("cpu"),
+        k.s("secs"),
+        k.s("bound_ticks")
+    );
+    v.check("rt_bound_waiter", rescues <= migrations, d);
 }
 
 /// A fair_rtmove_WHO record's share of the window's ticks the displaced loop kept.

@@ -16,7 +16,10 @@
 #                     rescues reported. Before that, with a hog of its own: a busy loop free to run
 #                     anywhere is running on CPU 1 when the hog takes it, and runs on elsewhere
 #                     (rt_displaced: its ticks over SIS_FAIR_RT_MOVED_SECS >= SIS_FAIR_RT_MOVED_MIN
-#                     of the window; EEVDF moves it at once)
+#                     of the window; EEVDF moves it at once). After it, under scx_sis only: a busy
+#                     loop bound to the hog's CPU waits there beside a busy loop on CPU 0, and over
+#                     SIS_FAIR_RT_BOUND_SECS no idle CPU is woken to rescue what none may take
+#                     (rt_bound_waiter: every rescue moved a task, rescues <= migrations)
 #   attribution       a waker pinned to CPU 0 (LLC 0) ping-pongs through two FIFOs with a wakee
 #                     allowed only on CPUs 4-7 (LLC 1). A pinned task never goes through
 #                     select_cpu, so the wakeups counted are the wakee's, whose prev is in LLC 1:
@@ -47,7 +50,8 @@
 # SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (pairs, default 5; a hog
 # lives at most SIS_FAIR_RT_HOG_SECS, default 25),
 # SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_RT_REL (default 1.3), SIS_FAIR_RT_MOVED_SECS (default 5),
-# SIS_FAIR_RT_MOVED_MIN (default 0.8), SIS_FAIR_ATTR_SECS (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
+# SIS_FAIR_RT_BOUND_SECS (default 4), SIS_FAIR_RT_MOVED_MIN (default 0.8), SIS_FAIR_ATTR_SECS
+# (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
 # SIS_FAIR_CASES (default "n1_2 n1_8 nice rt attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
 . /tests/lib.sh
 
@@ -68,6 +72,7 @@ RT_MAX=${SIS_FAIR_RT_MAX:-1.3}
 RT_REL=${SIS_FAIR_RT_REL:-1.3}
 RT_HOG_SECS=${SIS_FAIR_RT_HOG_SECS:-25}
 RT_MOVED_SECS=${SIS_FAIR_RT_MOVED_SECS:-5}
+RT_BOUND_SECS=${SIS_FAIR_RT_BOUND_SECS:-4}
 RT_MOVED_MIN=${SIS_FAIR_RT_MOVED_MIN:-0.8}
 RT_CPU=1
 ATTR_SECS=${SIS_FAIR_ATTR_SECS:-3}
@@ -227,6 +232,30 @@ case_rt() {
     mon_window_stop fair_mon_rt
   fi
   rec kv "fair_rt_$_who" "rt0=[${_rt0# }] rt0_rc=$_rc0 rt1=[${_rt1# }] rt1_rc=$_rc1 hog=[$_hogd]"
+  [ "$_who" = scx ] && rt_bound_waiter
+}
+
+# rt_bound_waiter: behind the hog, a busy loop bound to the hog's CPU waits for it, beside a busy
+# loop on CPU 0 whose ticks look after the held CPU. No other CPU may run the bound loop, so no
+# idle CPU should be woken to rescue it (record mon fair_mon_rtbound; fairness.rs judges it).
+rt_bound_waiter() {
+  spin_nice 0 0
+  _busy=$REL_PID
+  # Running when the hog comes, so that the hold begins with a task of ours on the CPU: that is
+  # when ops.cpu_release reports a hold on kernels before 6.19.
+  spin_nice $RT_CPU 0
+  _bound=$REL_PID
+  sleep 1
+  hog_start
+  sleep 1
+  mon_window_start /tmp/fair_mon_bound
+  sleep "$RT_BOUND_SECS"
+  mon_window_stop fair_mon_rtbound
+  rel_ticks "$_bound"
+  rec kv fair_rtbound "bound_ticks=$REL_TICKS secs=$RT_BOUND_SECS cpu=$RT_CPU"
+  kill -KILL "$_busy" "$_bound" 2>/dev/null
+  wait "$_busy" "$_bound" 2>/dev/null
+  hog_stop
 }
 
 # case_attr WHO: the FIFO ping-pong for ATTR_SECS; rt = round trips (by hundreds), cpu = the CPU
