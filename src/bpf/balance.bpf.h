@@ -11,6 +11,7 @@
 #include "intf.h"
 #include "calls.bpf.h"
 #include "stats.bpf.h"
+#include "task.bpf.h"
 #include "topo.bpf.h"
 #include "trace.bpf.h"
 #include "tunables.bpf.h"
@@ -174,7 +175,7 @@ __noinline int queued_movable(s32 cpu, u32 max)
 	calls_loop();
 	bpf_for_each (scx_dsq, p, cpu_dsq(cpu), 0) {
 		calls_pass();
-		if (p->nr_cpus_allowed > 1 && !is_migration_disabled(p) && ++n >= max)
+		if (!bound_to_cpu(p) && ++n >= max)
 			break;
 	}
 	return n;

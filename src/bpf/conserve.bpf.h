@@ -59,8 +59,7 @@ __noinline int conservation_sample(u64 now, u64 period, u64 min)
 			bpf_rcu_read_lock();
 			head = __COMPAT_scx_bpf_dsq_peek(cpu);
 			h = head ? bpf_task_storage_get(&task_ctxs, head, 0, 0) : NULL;
-			if (h && head->nr_cpus_allowed > 1 && !is_migration_disabled(head) &&
-			    now - h->queued_at >= min)
+			if (h && !bound_to_cpu(head) && now - h->queued_at >= min)
 				conserve_waiting = 1;
 			bpf_rcu_read_unlock();
 		}

@@ -273,8 +273,7 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
 	dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), vtime, enq_flags);
 	work_mark(cpu);
 	if (wakeup)
-		wakeup_behind_busy(p, cpu, vtime, migration_disabled || p->nr_cpus_allowed == 1,
-				   now, &t);
+		wakeup_behind_busy(p, cpu, vtime, bound_to_cpu(p), now, &t);
 	else
 		/*
 		 * Placed on an idle CPU without claiming it (a race), or

@@ -21,4 +21,13 @@ static __always_inline struct sis_task_ctx *task_ctx(struct task_struct *p)
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
 }
 
+/*
+ * @p can run only on the CPU it is on: pinned there, or migration-disabled.
+ * No other CPU may take it from a queue, so no stealer should be woken for it.
+ */
+static __always_inline bool bound_to_cpu(const struct task_struct *p)
+{
+	return p->nr_cpus_allowed == 1 || is_migration_disabled(p);
+}
+
 #endif /* __SIS_TASK_BPF_H */
