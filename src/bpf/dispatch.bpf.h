@@ -143,7 +143,14 @@ static __always_inline bool dispatch_plain(s32 cpu, const struct sis_tunables *t
 	return false;
 }
 
-/* After switching away from the plain preset: drain its FIFO before anything else. */
+/*
+ * After switching away from the plain preset: drain its FIFO before anything
+ * else. A dispatch that took nothing clears the hint only when the FIFO is
+ * empty: what is left may be a task bound to another CPU, and were the hint
+ * cleared, that CPU would pass the FIFO by at every dispatch while its
+ * neighbours' dispatches cleared each renewal, until the watchdog ejected
+ * the scheduler.
+ */
 static __always_inline bool drain_plain_fifo(void)
 {
 	if (!plain_fifo_maybe)
@@ -152,8 +159,27 @@ static __always_inline bool drain_plain_fifo(void)
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
 		return true;
 	}
-	plain_fifo_maybe = false;
+	if (!dsq_nr_queued(SIS_DSQ_PLAIN))
+		plain_fifo_maybe = false;
 	return false;
+}
+
+/*
+ * From the timer, under the sis preset: wake each idle CPU whose task waits
+ * in the plain FIFO. An insert that lands after a dispatch found the FIFO
+ * empty reaches an idle CPU's queue with the hint cleared; that CPU's one
+ * dispatch passed the FIFO by, and nothing else would wake it for a task
+ * bound to it. A busy CPU drains the FIFO at its next dispatch.
+ */
+static __always_inline void wake_plain_waiters(void)
+{
+	struct task_struct *p;
+
+	/* Outside a struct_ops callback the DSQ iterator needs an RCU section (6.12). */
+	bpf_rcu_read_lock();
+	bpf_for_each (scx_dsq, p, SIS_DSQ_PLAIN, 0)
+		kick_cpu(task_cpu(p), SCX_KICK_IDLE);
+	bpf_rcu_read_unlock();
 }
 
 /*

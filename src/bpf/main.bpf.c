@@ -578,8 +578,12 @@ static int sched_timerfn(void *map, int *key, struct bpf_timer *timer)
 	vtime_sample();
 	wakeq_sample(&t);
 	work_repair();
-	if (!plain_fifo_maybe && scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN))
-		plain_fifo_maybe = true;
+	if (scx_bpf_dsq_nr_queued(SIS_DSQ_PLAIN)) {
+		if (!plain_fifo_maybe)
+			plain_fifo_maybe = true;
+		if (!t.plain)
+			wake_plain_waiters();
+	}
 	bpf_timer_start(timer, tun_timer_period_ns(&t), 0);
 	return 0;
 }

@@ -161,6 +161,8 @@ fn judge_with(run: &GuestRun, v: &mut Verdicts, bound_slowdown: bool) {
         rt_bound_waiter(r, v);
     }
 
+    preset_switch(r, v);
+
     if let Some(s) = r.kv("fair_attr_scx") {
         let e = r.need_kv("fair_attr_eevdf");
         let attr_min: f64 = p.n("attr_min");
@@ -256,6 +258,33 @@ fn rt_bound_waiter(r: &Records, v: &mut Verdicts) {
         k.s("bound_ticks")
     );
     v.check("rt_bound_waiter", rescues <= migrations, d);
+}
+
+/// Two busy loops bound to one CPU, one of them waiting in the plain preset's FIFO when the preset
+/// went back to sis: both must run over the window. A FIFO nobody drains any more would leave the
+/// waiter at no ticks until the watchdog ejects the scheduler.
+fn preset_switch(r: &Records, v: &mut Verdicts) {
+    let Some(k) = r.kv("fair_switch_scx") else {
+        return;
+    };
+    let err = k.s("err");
+    if !err.is_empty() {
+        v.fail("preset_switch", format!("the case did not run: {err}"));
+        return;
+    }
+    let min: f64 = r.need_kv("fair_params").n("switch_min");
+    let t = ticks(&k);
+    let sh = share(&t);
+    let d = format!(
+        "two busy loops bound to cpu{} under the plain preset, pipe ping-pong on the other CPUs, then the sis preset with {} us slices: ticks over the {}s after the switch=[{}] min/max={sh:.2} (want >= {min}, window {}cs) | {}",
+        k.s("cpu"),
+        k.s("slice_us"),
+        k.s("secs"),
+        words(&t),
+        k.s("win"),
+        counters(r, "switch")
+    );
+    v.check("preset_switch", t.len() == 2 && min <= sh, d);
 }
 
 /// A fair_rtmove_WHO record's share of the window's ticks the displaced loop kept.

@@ -20,13 +20,18 @@
 #                     loop bound to the hog's CPU waits there beside a busy loop on CPU 0, and over
 #                     SIS_FAIR_RT_BOUND_SECS no idle CPU is woken to rescue what none may take
 #                     (rt_bound_waiter: every rescue moved a task, rescues <= migrations)
+#   preset_switch     under scx_sis only: two busy loops bound to CPU SIS_FAIR_SWITCH_CPU share it
+#                     under the plain preset, beside pipe ping-pong on the other CPUs, and the
+#                     preset goes back to sis (with SIS_FAIR_SWITCH_SLICE_US slices) while one of
+#                     them waits in the plain FIFO. Over SIS_FAIR_SWITCH_SECS both must run: the
+#                     min/max of their ticks >= SIS_FAIR_SWITCH_MIN
 #   attribution       a waker pinned to CPU 0 (LLC 0) ping-pongs through two FIFOs with a wakee
 #                     allowed only on CPUs 4-7 (LLC 1). A pinned task never goes through
 #                     select_cpu, so the wakeups counted are the wakee's, whose prev is in LLC 1:
 #                     LLC 1's share of `wakeups` must be >= SIS_FAIR_ATTR_MIN
 # then: scx_sis still enabled, dmesg clean, clean unload on SIGINT.
 # The guest measures and prints records (SIS-REC: kv fair_params, kv fair_CASE_WHO per case and
-# scheduler, mon fair_mon_CASE for scx_sis's monitor window); tests/vm/fairness.rs makes the five
+# scheduler, mon fair_mon_CASE for scx_sis's monitor window); tests/vm/fairness.rs makes the
 # checks above on them. The last three stay here.
 #
 # Under TCG (thread=single) a busy vCPU takes host time from the others, so wakeup ping-pong
@@ -52,7 +57,9 @@
 # SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_RT_REL (default 1.3), SIS_FAIR_RT_MOVED_SECS (default 5),
 # SIS_FAIR_RT_BOUND_SECS (default 4), SIS_FAIR_RT_MOVED_MIN (default 0.8), SIS_FAIR_ATTR_SECS
 # (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
-# SIS_FAIR_CASES (default "n1_2 n1_8 nice rt attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
+# SIS_FAIR_SWITCH_CPU (default 3), SIS_FAIR_SWITCH_SECS (default 4), SIS_FAIR_SWITCH_SLICE_US
+# (default 50000), SIS_FAIR_SWITCH_MIN (default 0.5),
+# SIS_FAIR_CASES (default "n1_2 n1_8 nice rt switch attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
 . /tests/lib.sh
 
 SECS=${SIS_FAIR_SECS:-12}
@@ -77,7 +84,13 @@ RT_MOVED_MIN=${SIS_FAIR_RT_MOVED_MIN:-0.8}
 RT_CPU=1
 ATTR_SECS=${SIS_FAIR_ATTR_SECS:-3}
 ATTR_MIN=${SIS_FAIR_ATTR_MIN:-0.8}
-CASES=${SIS_FAIR_CASES:-n1_2 n1_8 nice rt attr}
+SWITCH_CPU=${SIS_FAIR_SWITCH_CPU:-3}
+SWITCH_SECS=${SIS_FAIR_SWITCH_SECS:-4}
+# Long slices: the bound CPU then dispatches rarely, while the ping-pong's CPUs dispatch at every
+# block, so any FIFO hint that one of them clears is all but never seen by the bound CPU.
+SWITCH_SLICE_US=${SIS_FAIR_SWITCH_SLICE_US:-50000}
+SWITCH_MIN=${SIS_FAIR_SWITCH_MIN:-0.5}
+CASES=${SIS_FAIR_CASES:-n1_2 n1_8 nice rt switch attr}
 N=$(nproc)
 T_START=$(now_cs)
 
@@ -88,7 +101,7 @@ if [ ! -f "$SCX_DIR/state" ] || [ "$(rel_state)" != disabled ] || [ ! -x /bin/sc
   finish
 fi
 dmesg_lines0=$(dmesg | wc -l)
-rec kv fair_params "secs=$SECS min=$MIN nice_tol=$NICE_TOL rt_work=[$RT_WORK] rt_reps=$RT_REPS rt_max=$RT_MAX rt_rel=$RT_REL rt_moved_min=$RT_MOVED_MIN attr_secs=$ATTR_SECS attr_min=$ATTR_MIN n=$N"
+rec kv fair_params "secs=$SECS min=$MIN nice_tol=$NICE_TOL rt_work=[$RT_WORK] rt_reps=$RT_REPS rt_max=$RT_MAX rt_rel=$RT_REL rt_moved_min=$RT_MOVED_MIN switch_min=$SWITCH_MIN attr_secs=$ATTR_SECS attr_min=$ATTR_MIN n=$N"
 
 want_case() { case " $CASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -258,6 +271,49 @@ rt_bound_waiter() {
   hog_stop
 }
 
+# case_switch WHO (scx only; EEVDF has no presets): two busy loops bound to SWITCH_CPU start under
+# the plain preset, so that one of them waits in the plain FIFO, beside pipe ping-pong on every
+# other CPU; then the preset goes back to sis. Both loops' ticks over SWITCH_SECS from the switch:
+# record kv fair_switch_scx (err= when a tune failed).
+case_switch() {
+  [ "$1" = scx ] || return 0
+  if [ "$N" -le "$SWITCH_CPU" ] || [ "$SWITCH_CPU" -lt 1 ]; then
+    rec kv fair_switch_scx "err=needs_more_than_${SWITCH_CPU}_cpus"
+    return 0
+  fi
+  _others=0-$((SWITCH_CPU - 1))
+  [ $((SWITCH_CPU + 1)) -lt "$N" ] && _others="$_others,$((SWITCH_CPU + 1))-$((N - 1))"
+  _slice0=$(/bin/scx_sis tune --show 2>/dev/null | awk '$1 == "slice-us" { print $2 }')
+  if ! /bin/scx_sis tune --preset plain >/tmp/fair_switch.out 2>&1; then
+    rec kv fair_switch_scx "err=tune_plain:$(head -n 1 /tmp/fair_switch.out | tr ' ' '_' | cut -c1-80)"
+    return 0
+  fi
+  taskset -c "$_others" perf bench sched pipe -T -l 1000000000 >/dev/null 2>&1 &
+  _pp=$!
+  spin_nice "$SWITCH_CPU" 0
+  _l1=$REL_PID
+  spin_nice "$SWITCH_CPU" 0
+  _l2=$REL_PID
+  sleep 1
+  mon_window_start /tmp/fair_mon_switch
+  _err=
+  /bin/scx_sis tune --preset sis --slice-us "$SWITCH_SLICE_US" >/tmp/fair_switch.out 2>&1 ||
+    _err="err=tune_sis:$(head -n 1 /tmp/fair_switch.out | tr ' ' '_' | cut -c1-80)"
+  rel_now
+  _c0=$REL_NOW
+  ticks_of "$_l1" "$_l2"
+  _a=$TICKS_OF
+  sleep "$SWITCH_SECS"
+  rel_now
+  ticks_of "$_l1" "$_l2"
+  _b=$TICKS_OF
+  mon_window_stop fair_mon_switch
+  kill -KILL "$_l1" "$_l2" "$_pp" 2>/dev/null
+  wait "$_l1" "$_l2" "$_pp" 2>/dev/null
+  [ -n "$_slice0" ] && /bin/scx_sis tune --slice-us "$_slice0" >/dev/null 2>&1
+  rec kv fair_switch_scx "${_err:+$_err }win=$((REL_NOW - _c0)) a=[$_a] b=[$_b] cpu=$SWITCH_CPU slice_us=$SWITCH_SLICE_US secs=$SWITCH_SECS"
+}
+
 # case_attr WHO: the FIFO ping-pong for ATTR_SECS; rt = round trips (by hundreds), cpu = the CPU
 # the wakee last ran on.
 case_attr() {
@@ -290,7 +346,7 @@ case_attr() {
 }
 
 # --------------------------------------------------------------------------- EEVDF first
-for c in n1_2 n1_8 nice rt attr; do
+for c in n1_2 n1_8 nice rt switch attr; do
   want_case $c || continue
   _t0=$(now_cs)
   "case_$c" eevdf
@@ -317,7 +373,7 @@ if want_case attr && echo 'p:sis_fair_select select_task_rq_scx' >>"$KPROBE_EVEN
   KPROBE=sis_fair_select
 fi
 
-for c in n1_2 n1_8 nice rt attr; do
+for c in n1_2 n1_8 nice rt switch attr; do
   want_case $c || continue
   "case_$c" scx
 done
