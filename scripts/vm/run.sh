@@ -103,10 +103,14 @@ echo "run.sh: kernel $release, topo $topo, initramfs $(du -k "$work/initrd.gz" |
 console=${log:-$work/console.log}
 : >"$console"
 # thread=single: multi-threaded TCG occasionally panicked guests at scheduler enable.
+# watchdog_thresh=60: the soft-lockup detector reports a CPU that has not scheduled for twice
+# this many seconds, and on 7.x a soft lockup ejects any sched_ext scheduler. Under TCG a vCPU
+# spinning for another's IPI ack (a TLB flush) can wait past the default 20 s while the one host
+# thread serves the other vCPUs; a real lockup never ends, so 120 s still catches it.
 qemu-system-x86_64 -m "$mem" -accel tcg,thread=single -nographic -no-reboot \
   "${topo_args[@]}" \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
-  -append "console=ttyS0 panic=-1 quiet sched_verbose sis.guest=/tests/$(basename "$guest") $append" \
+  -append "console=ttyS0 panic=-1 quiet sched_verbose watchdog_thresh=60 sis.guest=/tests/$(basename "$guest") $append" \
   </dev/null >"$console" 2>&1 &
 qpid=$!
 if ((!quiet)); then
