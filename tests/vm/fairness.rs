@@ -106,6 +106,12 @@ fn judge_with(run: &GuestRun, v: &mut Verdicts, bound_slowdown: bool) {
         };
         let e = r.need_kv(&format!("fair_{case}_eevdf"));
         let (st, et) = (ticks(&s), ticks(&e));
+        // A case with its own window says so in its record.
+        let secs = if s.s("secs").is_empty() {
+            secs
+        } else {
+            s.s("secs")
+        };
         let ss = share(&st);
         let d = format!(
             "{what}, {secs}s: scx_sis ticks=[{}] min/max={ss:.2} (want >= {min}, window {}cs) | EEVDF ticks=[{}] min/max={:.2} (window {}cs) | {}",
