@@ -107,10 +107,12 @@ rec kv fair_params "secs=$SECS min=$MIN nice_tol=$NICE_TOL rt_work=[$RT_WORK] rt
 
 want_case() { case " $CASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# loops_window SPEC...: one busy loop per SPEC ("CPULIST:NICE", CPULIST "-" for any CPU); after
-# SETTLE s, their ticks over SECS s; then they are killed. Sets LW_TICKS ("a=[A1 A2 ...] b=[B1 B2
+# loops_window WIN SPEC...: one busy loop per SPEC ("CPULIST:NICE", CPULIST "-" for any CPU); after
+# SETTLE s, their ticks over WIN s; then they are killed. Sets LW_TICKS ("a=[A1 A2 ...] b=[B1 B2
 # ...]": each loop's ticks at the start and at the end, in SPEC order) and LW_WIN (centiseconds).
 loops_window() {
+  _win=$1
+  shift
   _pids=
   for _s in "$@"; do
     spin_nice "${_s%:*}" "${_s#*:}"
@@ -122,7 +124,7 @@ loops_window() {
   # shellcheck disable=SC2086  # one word per PID
   ticks_of $_pids
   _a=$TICKS_OF
-  sleep "$SECS"
+  sleep "$_win"
   rel_now
   # shellcheck disable=SC2086
   ticks_of $_pids
@@ -149,7 +151,7 @@ with_mon() {
 # Each case_* WHO measures (WHO: eevdf or scx) and prints its figures as record kv fair_CASE_WHO.
 
 case_n1_2() {
-  with_mon "$1" n1_2 loops_window 0,1:0 0,1:0 0,1:0
+  with_mon "$1" n1_2 loops_window "$SECS" 0,1:0 0,1:0 0,1:0
   rec kv "fair_n1_2_$1" "win=$LW_WIN $LW_TICKS"
 }
 
@@ -162,16 +164,13 @@ case_n1_8() {
   done
   # A longer window than the others': 12 loops on 8 CPUs in two LLCs even out by rotation, and
   # between the LLCs only through cross-LLC pulls, so their shares converge more slowly.
-  _secs=$SECS
-  SECS=$N18_SECS
   # shellcheck disable=SC2086
-  with_mon "$1" n1_8 loops_window $_specs
-  SECS=$_secs
+  with_mon "$1" n1_8 loops_window "$N18_SECS" $_specs
   rec kv "fair_n1_8_$1" "win=$LW_WIN secs=$N18_SECS $LW_TICKS"
 }
 
 case_nice() {
-  with_mon "$1" nice loops_window 0,1:0 0,1:5 0,1:0
+  with_mon "$1" nice loops_window "$SECS" 0,1:0 0,1:5 0,1:0
   rec kv "fair_nice_$1" "win=$LW_WIN $LW_TICKS"
 }
 
