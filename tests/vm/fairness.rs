@@ -165,6 +165,7 @@ fn judge_with(run: &GuestRun, v: &mut Verdicts, bound_slowdown: bool) {
         rt_displaced(r, v, &p);
         rt_hog(r, v, &p, &s, bound_slowdown);
         rt_bound_waiter(r, v);
+        rt_held_steal(r, v);
     }
 
     preset_switch(r, v);
@@ -264,6 +265,36 @@ fn rt_bound_waiter(r: &Records, v: &mut Verdicts) {
         k.s("bound_ticks")
     );
     v.check("rt_bound_waiter", rescues <= migrations, d);
+}
+
+/// A held CPU whose queue holds only a task bound to it has nothing any other CPU may take, so it
+/// must not stand in for a victim: the idle CPUs of its LLC go on stealing each other's work. The
+/// steals a kick named are left out, since a kicked CPU looks at its kicker first.
+fn rt_held_steal(r: &Records, v: &mut Verdicts) {
+    let Some(k) = r.kv("fair_heldsteal") else {
+        return;
+    };
+    let Some(m) = r.mon("fair_mon_heldsteal") else {
+        let out: String = r.text("fair_mon_heldsteal").chars().take(200).collect();
+        v.fail("rt_held_steal", format!("no monitor --json object: {out}"));
+        return;
+    };
+    // Counted by the stealer's LLC: the other LLC, idle but for the daemon, steals little of its own.
+    let id: u32 = k.n("llc_index");
+    let (llc, kicker) = m
+        .llcs
+        .get(&id)
+        .map_or((0, 0), |l| (l.dispatch_llc_steal, l.steal_from_kicker));
+    let unkicked = llc.saturating_sub(kicker);
+    let d = format!(
+        "hackbench on cpus {} (the held cpu's LLC {id}, cpus {}, without it; rc {}, hog still on: {}): that LLC's steals within it={llc}, from a kicker={kicker}, so at least {unkicked} not named by a kick (want > 0); all LLCs' steals within theirs={}",
+        k.s("cpus"),
+        k.s("llc"),
+        k.s("rc"),
+        k.s("hog_alive"),
+        llc_sum(&m, |l| l.dispatch_llc_steal)
+    );
+    v.check("rt_held_steal", unkicked > 0, d);
 }
 
 /// Two busy loops bound to one CPU, one of them waiting in the plain preset's FIFO when the preset

@@ -19,7 +19,10 @@
 #                     of the window; EEVDF moves it at once). After it, under scx_sis only: a busy
 #                     loop bound to the hog's CPU waits there beside a busy loop on CPU 0, and over
 #                     SIS_FAIR_RT_BOUND_SECS no idle CPU is woken to rescue what none may take
-#                     (rt_bound_waiter: every rescue moved a task, rescues <= migrations)
+#                     (rt_bound_waiter: every rescue moved a task, rescues <= migrations). Then,
+#                     the hold going on with only that bound loop in the held CPU's queue, hackbench
+#                     on the other CPUs of its LLC: their idle CPUs steal from each other
+#                     (rt_held_steal: steals other than from a kicker > 0 in that LLC)
 #   preset_switch     under scx_sis only: two busy loops bound to CPU SIS_FAIR_SWITCH_CPU share it
 #                     under the plain preset, beside pipe ping-pong on the other CPUs, and the
 #                     preset goes back to sis (with SIS_FAIR_SWITCH_SLICE_US slices) while one of
@@ -56,7 +59,8 @@
 # SIS_FAIR_RT_WORK (default "hackbench -p -g 2 -l 100"), SIS_FAIR_RT_REPS (pairs, default 5; a hog
 # lives at most SIS_FAIR_RT_HOG_SECS, default 25),
 # SIS_FAIR_RT_MAX (default 1.3), SIS_FAIR_RT_REL (default 1.3), SIS_FAIR_RT_MOVED_SECS (default 5),
-# SIS_FAIR_RT_BOUND_SECS (default 4), SIS_FAIR_RT_MOVED_MIN (default 0.8), SIS_FAIR_ATTR_SECS
+# SIS_FAIR_RT_BOUND_SECS (default 4), SIS_FAIR_RT_STEAL_SECS (default 10), SIS_FAIR_RT_STEAL_WORK
+# (default "hackbench -g 1 -l 60"), SIS_FAIR_RT_MOVED_MIN (default 0.8), SIS_FAIR_ATTR_SECS
 # (default 3), SIS_FAIR_ATTR_MIN (default 0.8),
 # SIS_FAIR_SWITCH_CPU (default 3), SIS_FAIR_SWITCH_SECS (default 4), SIS_FAIR_SWITCH_SLICE_US
 # (default 50000), SIS_FAIR_SWITCH_MIN (default 0.5),
@@ -82,6 +86,8 @@ RT_REL=${SIS_FAIR_RT_REL:-1.3}
 RT_HOG_SECS=${SIS_FAIR_RT_HOG_SECS:-25}
 RT_MOVED_SECS=${SIS_FAIR_RT_MOVED_SECS:-5}
 RT_BOUND_SECS=${SIS_FAIR_RT_BOUND_SECS:-4}
+RT_STEAL_SECS=${SIS_FAIR_RT_STEAL_SECS:-10}
+RT_STEAL_WORK=${SIS_FAIR_RT_STEAL_WORK:-hackbench -g 1 -l 60}
 RT_MOVED_MIN=${SIS_FAIR_RT_MOVED_MIN:-0.8}
 RT_CPU=1
 ATTR_SECS=${SIS_FAIR_ATTR_SECS:-3}
@@ -272,6 +278,26 @@ rt_bound_waiter() {
   mon_window_stop fair_mon_rtbound
   rel_ticks "$_bound"
   rec kv fair_rtbound "bound_ticks=$REL_TICKS secs=$RT_BOUND_SECS cpu=$RT_CPU"
+  # Still in the hold, the held CPU's queue holding only the task bound to it: hackbench on the
+  # other CPUs of its LLC, whose idle CPUs must go on stealing from each other.
+  _llc=$(cat /sys/devices/system/cpu/cpu$RT_CPU/cache/index3/shared_cpu_list 2>/dev/null)
+  _mates=
+  for _c in $(seq 0 $((N - 1))); do
+    [ "$_c" -ne $RT_CPU ] || continue
+    [ "$(cat /sys/devices/system/cpu/cpu$_c/cache/index3/shared_cpu_list 2>/dev/null)" = "$_llc" ] &&
+      _mates="$_mates,$_c"
+  done
+  _mates=${_mates#,}
+  # scx_sis numbers the LLCs densely in the order of their cache ids (monitor's "llcs" keys).
+  _lid=$(cat /sys/devices/system/cpu/cpu$RT_CPU/cache/index3/id 2>/dev/null)
+  _lidx=$(cat /sys/devices/system/cpu/cpu[0-9]*/cache/index3/id 2>/dev/null | sort -un |
+    awk -v id="$_lid" '$1 < id' | wc -l)
+  mon_window_start /tmp/fair_mon_heldsteal
+  # shellcheck disable=SC2086  # word splitting intended
+  timeout "$RT_STEAL_SECS" taskset -c "$_mates" $RT_STEAL_WORK >/dev/null 2>&1
+  _hrc=$?
+  mon_window_stop fair_mon_heldsteal
+  rec kv fair_heldsteal "cpus=$_mates llc=$_llc llc_index=$_lidx rc=$_hrc hog_alive=$(kill -0 "$HOG_PID" 2>/dev/null && echo 1 || echo 0)"
   kill -KILL "$_busy" "$_bound" 2>/dev/null
   wait "$_busy" "$_bound" 2>/dev/null
   hog_stop
