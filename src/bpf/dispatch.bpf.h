@@ -126,21 +126,24 @@ __noinline int take_remote_shard(u32 llc)
  * CPU's own queues before the switch goes first (nothing new enters them
  * now), or a FIFO that stress-ng's yielders keep full would starve tasks
  * pinned here; both are gated by their summaries, so the FIFO is the one
- * call of an idle dispatch.
+ * call of an idle dispatch. Global, as is dispatch_sis(): the verifier walks
+ * each preset once, not once per outcome of the tunables snapshot before it.
  */
-static __always_inline bool dispatch_plain(s32 cpu, const struct sis_tunables *t)
+__noinline int dispatch_plain(s32 cpu, const struct sis_tunables *t)
 {
+	if (!t)
+		return 0;
 	if (work_maybe(cpu) && take_own(cpu))
-		return true;
+		return 1;
 	if (wakeq_dispatch(cpu, t)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
-		return true;
+		return 1;
 	}
 	if (move_traced(SIS_DSQ_PLAIN, SIS_MOVE_PLAIN_FIFO)) {
 		stat_inc(SIS_CNT_DISPATCH_LOCAL);
-		return true;
+		return 1;
 	}
-	return false;
+	return 0;
 }
 
 /*
@@ -236,23 +239,26 @@ __noinline int dispatch_prev(struct task_struct *prev __arg_trusted, s32 cpu, u6
 
 /*
  * The sis preset. @kicker: the CPU that kicked this one to steal its work,
- * -1 for none. A still-runnable @prev means its slice ended on a busy CPU.
+ * -1 for none. A still-runnable @prev (NULL: none) means its slice ended on
+ * a busy CPU.
  */
-static __always_inline bool dispatch_sis(s32 cpu, struct task_struct *prev, s32 kicker,
-					 const struct sis_tunables *t)
+__noinline int dispatch_sis(s32 cpu, struct task_struct *prev __arg_trusted __arg_nullable,
+			    s32 kicker, const struct sis_tunables *t)
 {
 	bool prev_runnable = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 	u32 llc = llc_of(cpu);
 	u64 now = 0;
 
+	if (!t)
+		return 0;
 	if (drain_plain_fifo())
-		return true;
+		return 1;
 	if (wakeq_take_orphan(cpu, t))
-		return true;
+		return 1;
 	if (nr_held_cpus && take_from_held(cpu, llc, clock_once(&now)))
-		return true;
+		return 1;
 	if (prev_runnable && dispatch_prev(prev, cpu, clock_once(&now), t))
-		return true;
+		return 1;
 	return dispatch_sources(cpu, kicker, now, t);
 }
 
