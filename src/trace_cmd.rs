@@ -119,7 +119,7 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
         eprintln!("trace: drew {}", path.display());
     }
 
-    let summary = summary::summarize(&cap.events, &cpu_llc);
+    let summary = summary::summarize(&cap.events, &cpu_llc, cap.balance_lag_ns);
     if opts.json {
         let report = Report {
             records: cap.events.len(),

@@ -95,6 +95,9 @@ pub struct Capture {
     /// None when the scheduler went away before the session could read them.
     pub counters: Option<Metrics>,
     pub end: End,
+    /// The balance lag when recording began, ns: a pull or steal within it of the task's last
+    /// one is churn (summary.rs).
+    pub balance_lag_ns: u64,
 }
 
 /// How often the session looks whether its scheduler is still the one pinned (10 drains).
@@ -167,6 +170,12 @@ pub fn capture(
     stats
         .request::<Metrics>("stats", vec![])
         .context("failed to read stats")?;
+    // 0 in the map means the default, as in BPF.
+    let balance_lag_ns = match tunables::read(&tun)?.balance_lag_us {
+        0 => crate::policy::defaults::BALANCE_LAG_US,
+        us => us,
+    } as u64
+        * 1000;
     let guard = TraceOn::switch_on(&tun, &opts.filter, opts.force)?;
     started_recording();
     let started = Instant::now();
@@ -229,6 +238,7 @@ pub fn capture(
         duration_s,
         counters,
         end,
+        balance_lag_ns,
     })
 }
 

@@ -118,6 +118,9 @@ pub struct MoveStats {
     pub kick: bool,
     /// How long the moved task had waited in its queue.
     pub wait: Spread,
+    /// Moves of a task that a pull or steal had moved less than the balance lag before and
+    /// that waited less than the lag: churn, which a pull must never make.
+    pub again_within_lag: u64,
 }
 
 /// The nearest-rank percentile `pct` (1..=100) of sorted values; 0 for none.
@@ -205,8 +208,17 @@ impl PathAcc {
     }
 }
 
-/// Add up a trace; `cpu_llc` is each CPU's LLC index, for the same/cross-LLC split.
-pub fn summarize(events: &[Event], cpu_llc: &[u32]) -> Summary {
+/// A pull or a steal: the moves that stamp a task's last move in BPF (move.bpf.h).
+fn judged_move(c: Cause) -> bool {
+    matches!(
+        c.name(),
+        "steal_llc" | "steal_remote" | "pull" | "pull_remote"
+    )
+}
+
+/// Add up a trace; `cpu_llc` is each CPU's LLC index, for the same/cross-LLC split;
+/// `balance_lag_ns` is the lag that a move within it counts as churn (`again_within_lag`).
+pub fn summarize(events: &[Event], cpu_llc: &[u32], balance_lag_ns: u64) -> Summary {
     let llc = |cpu: i32| -> Option<u32> {
         usize::try_from(cpu)
             .ok()
@@ -234,6 +246,9 @@ pub fn summarize(events: &[Event], cpu_llc: &[u32]) -> Summary {
     let mut tasks: HashMap<u32, Task> = HashMap::new();
     let mut paths: BTreeMap<&'static str, PathAcc> = BTreeMap::new();
     let mut moves: BTreeMap<&'static str, Vec<u64>> = BTreeMap::new();
+    let mut again: BTreeMap<&'static str, u64> = BTreeMap::new();
+    // Each task's last pull or steal.
+    let mut last_move: HashMap<u32, u64> = HashMap::new();
     let mut seen: HashSet<u32> = HashSet::new();
 
     for e in events {
@@ -252,6 +267,14 @@ pub fn summarize(events: &[Event], cpu_llc: &[u32]) -> Summary {
             Kind::Move => {
                 s.moves += 1;
                 moves.entry(e.cause.name()).or_default().push(e.ns);
+                if judged_move(e.cause) {
+                    if let Some(&at) = last_move.get(&e.pid) {
+                        if e.ts.saturating_sub(at) < balance_lag_ns && e.ns < balance_lag_ns {
+                            *again.entry(e.cause.name()).or_default() += 1;
+                        }
+                    }
+                    last_move.insert(e.pid, e.ts);
+                }
             }
             Kind::Stop => s.stops += 1,
             Kind::Run => {
@@ -328,6 +351,7 @@ pub fn summarize(events: &[Event], cpu_llc: &[u32]) -> Summary {
                 reason: name.to_string(),
                 kick: Cause::Move(i).is_kick(),
                 wait: Spread::of(waits),
+                again_within_lag: again.get(name).copied().unwrap_or(0),
             });
         }
     }
@@ -452,19 +476,24 @@ impl fmt::Display for Summary {
             writeln!(f)?;
             writeln!(
                 f,
-                "{:<18} {:>8} {:>10} {:>8}",
-                "move", "count", "wait_us", "p99"
+                "{:<18} {:>8} {:>10} {:>8} {:>10}",
+                "move", "count", "wait_us", "p99", "again<lag"
             )?;
             for m in &self.moves_by_reason {
                 writeln!(
                     f,
-                    "{:<18} {:>8} {:>10.1} {:>8.1}",
+                    "{:<18} {:>8} {:>10.1} {:>8.1} {:>10}",
                     m.reason,
                     m.wait.count,
                     us(m.wait.p50_ns),
-                    us(m.wait.p99_ns)
+                    us(m.wait.p99_ns),
+                    m.again_within_lag
                 )?;
             }
+            writeln!(
+                f,
+                "(again<lag: the task had been pulled or stolen less than a balance lag before, and waited less)"
+            )?;
         }
         Ok(())
     }
@@ -489,6 +518,42 @@ mod tests {
 
     /// CPUs 0, 1 in LLC 0, CPUs 2, 3 in LLC 1.
     const LLC: [u32; 4] = [0, 0, 1, 1];
+    /// The balance lag, ns.
+    const LAG: u64 = 1_000;
+
+    #[test]
+    fn a_move_within_the_lag_of_a_pull_or_steal_is_churn() {
+        let events = vec![
+            // pid 30: stolen, then pulled 500 ns later having waited 100 ns: churn.
+            moved(1_000, 30, 0, 1, "steal_llc", 50),
+            moved(1_500, 30, 1, 2, "pull_remote", 100),
+            // Pulled again 2,000 ns later: past the lag.
+            moved(3_500, 30, 2, 3, "pull", 100),
+            // Pulled 200 ns after that, but it waited a whole lag: owed, not churn.
+            moved(3_700, 30, 3, 2, "pull", 1_000),
+            // pid 31: a rescue and a wakequeue move stamp nothing, so the pull is its first.
+            moved(5_000, 31, 0, 1, "rescue_held", 10),
+            moved(5_100, 31, 1, 0, "wakeq", 10),
+            moved(5_200, 31, 0, 1, "pull", 10),
+        ];
+        let s = summarize(&events, &LLC, LAG);
+        let again: Vec<(&str, u64)> = s
+            .moves_by_reason
+            .iter()
+            .map(|m| (m.reason.as_str(), m.again_within_lag))
+            .collect();
+        assert_eq!(
+            again,
+            [
+                ("steal_llc", 0),
+                ("pull", 0),
+                ("pull_remote", 1),
+                ("rescue_held", 0),
+                ("wakeq", 0)
+            ]
+        );
+        assert!(s.to_string().contains("again<lag"));
+    }
 
     #[test]
     fn counts_migrations_by_cause_and_llc() {
@@ -509,7 +574,7 @@ mod tests {
             // pid 12: ran where it was (no migration).
             run(600, 12, 1, 1, Cause::None, 0),
         ];
-        let s = summarize(&events, &LLC);
+        let s = summarize(&events, &LLC, LAG);
         assert_eq!(s.events, 12);
         assert_eq!(s.span_ns, 500);
         assert_eq!(
@@ -555,7 +620,7 @@ mod tests {
             stop(110, 20, 2),
             run(200, 20, 3, 2, Cause::None, 0),
         ];
-        let s = summarize(&events, &LLC);
+        let s = summarize(&events, &LLC, LAG);
         assert_eq!((s.migrations, s.before_trace, s.unexplained), (2, 1, 1));
     }
 
@@ -580,7 +645,7 @@ mod tests {
         // A run whose decision was lost, brought by a move: its path is unknown.
         events.push(run(ts + 900, 21, 0, 3, reason("pull"), ts + 800));
 
-        let s = summarize(&events, &LLC);
+        let s = summarize(&events, &LLC, LAG);
         let p = s.paths.iter().find(|p| p.path == "prev_idle").unwrap();
         assert_eq!(p.decisions, 100);
         assert_eq!(p.idle_pct, 50.0);
@@ -618,7 +683,7 @@ mod tests {
 
     #[test]
     fn an_empty_trace_prints_its_totals() {
-        let s = summarize(&[], &LLC);
+        let s = summarize(&[], &LLC, LAG);
         assert_eq!(s, Summary::default());
         assert!(s.to_string().starts_with("0 events"));
     }

@@ -2,8 +2,9 @@
 //! over the same window, and each trace file as Perfetto will read it.
 //! - pipe, hackbench: a decision per wakeup, a traced migration per counted one, and the steals,
 //!   pulls and kicks the counters saw, each within the drops the trace reports plus the slack
-//!   of its edges; every migration has a cause but for a 1% race; the file is whole (every flow arrow has both
-//!   ends), with a named track per CPU and a slice per run.
+//!   of its edges; every migration has a cause but for a 1% race; no pull takes a task that a
+//!   pull or steal moved less than a balance lag before (unless it waited that long); the file is
+//!   whole (every flow arrow has both ends), with a named track per CPU and a slice per run.
 //! - pid, comm: only that process, only that task name.
 //! - off: a window with the trace off writes no record.
 //! - drops: a trace larger than its ring buffer reports its drops, in its report and its file,
@@ -69,6 +70,18 @@ impl Trace {
             .flatten()
             .filter(|m| reasons.contains(&m["reason"].as_str().unwrap_or("")))
             .map(|m| m["wait"]["count"].as_u64().unwrap_or(0))
+            .sum()
+    }
+
+    /// Moves under these reasons of a task pulled or stolen less than a balance lag before,
+    /// having waited less than that (the summary's `again_within_lag`).
+    fn again(&self, reasons: &[&str]) -> u64 {
+        self.report["summary"]["moves_by_reason"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| reasons.contains(&m["reason"].as_str().unwrap_or("")))
+            .map(|m| m["again_within_lag"].as_u64().unwrap_or(0))
             .sum()
     }
 
@@ -144,6 +157,21 @@ fn judge_workload(v: &mut Verdicts, name: &str, t: &Trace, nr_cpus: u64) {
         t,
         t.moves(&["wakeup_kick"]),
         sum(|l| l.wakeup_kicks),
+    );
+
+    // A pull moves only a task owed service: not one that a pull or steal moved less than a
+    // balance lag before, unless it has since waited a whole lag.
+    let pulls = t.moves(&["pull", "pull_remote"]);
+    let churn = t.again(&["pull", "pull_remote"]);
+    v.check(
+        &format!("{name}_pull_churn"),
+        churn == 0,
+        format!(
+            "{churn} of {pulls} pulls took a task moved less than a balance lag before (want 0); \
+             steals of such a task: {} of {}",
+            t.again(&["steal_llc", "steal_remote"]),
+            t.moves(&["steal_llc", "steal_remote"])
+        ),
     );
 
     // Every migration has a cause: a path, a move, or (for a task whose first record it is)
