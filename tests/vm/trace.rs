@@ -62,27 +62,26 @@ impl Trace {
             .sum()
     }
 
-    /// Moves the summary lists under these reasons.
-    fn moves(&self, reasons: &[&str]) -> u64 {
+    /// `field` of the summary's moves under these reasons, summed.
+    fn by_reason(&self, reasons: &[&str], field: impl Fn(&Value) -> &Value) -> u64 {
         self.report["summary"]["moves_by_reason"]
             .as_array()
             .into_iter()
             .flatten()
             .filter(|m| reasons.contains(&m["reason"].as_str().unwrap_or("")))
-            .map(|m| m["wait"]["count"].as_u64().unwrap_or(0))
+            .map(|m| field(m).as_u64().unwrap_or(0))
             .sum()
+    }
+
+    /// Moves the summary lists under these reasons.
+    fn moves(&self, reasons: &[&str]) -> u64 {
+        self.by_reason(reasons, |m| &m["wait"]["count"])
     }
 
     /// Moves under these reasons of a task pulled or stolen less than a balance lag before,
     /// having waited less than that (the summary's `again_within_lag`).
     fn again(&self, reasons: &[&str]) -> u64 {
-        self.report["summary"]["moves_by_reason"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|m| reasons.contains(&m["reason"].as_str().unwrap_or("")))
-            .map(|m| m["again_within_lag"].as_u64().unwrap_or(0))
-            .sum()
+        self.by_reason(reasons, |m| &m["again_within_lag"])
     }
 
     /// How far a trace count may be from its counter: the drops, plus what the idle machine
