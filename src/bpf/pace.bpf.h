@@ -99,8 +99,8 @@ static __always_inline u64 capped(u64 bar, u64 cap)
 
 /*
  * The least expected wait worth a move, ns, for the tests that estimate a
- * wait from run lengths (the steal's, the kicks', the sync stage's, the
- * conservation sample's): steal_min_ns() up to steal_wait_cap_ns().
+ * wait from run lengths (the steal's, the kicks', the conservation
+ * sample's): steal_min_ns() up to steal_wait_cap_ns().
  */
 static __always_inline u64 steal_wait_min_ns(const struct sis_tunables *t,
 					     const struct sis_cpu_ctx *cctx)

@@ -86,13 +86,15 @@ static __always_inline bool core_idle(s32 cpu)
 
 /*
  * sync: the waker is about to sleep, so run the wakee where the waker is,
- * unless prev (same LLC) is idle, which is as cache-warm and free right now,
- * or busy but free again within steal-min: moving then costs more than the
- * wait saves (the same test as a steal's, steal.bpf.h).
+ * when nothing else waits there: it runs as soon as the waker sleeps, on a
+ * cache the two share, and no other CPU is woken for it. Else prev, if
+ * idle. Prev first (the kernel's scx_select_cpu_dfl() order since 6.13)
+ * sends a pipe's two tasks each to the other's idle prev: a cross-CPU
+ * wakeup, an IPI to an idle CPU, per message of work that is serial anyway.
  * @prev_busy: an ext task runs on prev, so it is not idle (no kfunc needed).
  */
 static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool prev_busy, u64 now,
-				       const struct sis_tunables *t, struct placement *pl)
+				       struct placement *pl)
 {
 	s32 waker = bpf_get_smp_processor_id();
 	struct task_struct *current = (void *)bpf_get_current_task_btf();
@@ -104,16 +106,12 @@ static __always_inline bool stage_sync(struct task_struct *p, s32 prev, bool pre
 	if (policy == SIS_SCHED_FIFO || policy == SIS_SCHED_RR || policy == SIS_SCHED_DEADLINE ||
 	    cpu_held(waker, now))
 		return false;
+	if (task_allows(p, waker) && !dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) &&
+	    !dsq_nr_queued(waker))
+		return place(pl, waker, SIS_PATH_SYNC, false);
 	if (!prev_busy && task_allows(p, prev) && test_and_clear_idle(prev))
 		return place(pl, prev, SIS_PATH_PREV_IDLE, true);
-	if (prev_busy && task_allows(p, prev) &&
-	    !wait_exceeds(prev, dsq_nr_queued(cpu_dsq(prev)) + 1, now,
-			  steal_wait_min_ns(t, cpu_ctx(prev))))
-		return false;
-	if (!task_allows(p, waker) || dsq_nr_queued(SCX_DSQ_LOCAL_ON | waker) ||
-	    dsq_nr_queued(waker))
-		return false;
-	return place(pl, waker, SIS_PATH_SYNC, false);
+	return false;
 }
 
 /*
@@ -273,8 +271,7 @@ static __always_inline void pick_stages(struct task_struct *p, s32 prev, u64 wak
 	s32 cpu;
 
 	pl->out.nr_scan = nr;
-	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) &&
-	    stage_sync(p, prev, prev_busy, now, t, pl))
+	if (t->wake_sync && (wake_flags & SCX_WAKE_SYNC) && stage_sync(p, prev, prev_busy, now, pl))
 		return;
 
 	if (prev_ok && !prev_busy && core_idle(prev) && test_and_clear_idle(prev)) {
