@@ -91,6 +91,10 @@ pub struct RunRecord {
     pub steals: Option<u64>,
     #[serde(default)]
     pub pulls: Option<u64>,
+    /// scx_sis only, the work-conservation figure: ms of idle CPU time while a task its LLC
+    /// could run elsewhere had waited past steal-min (`idle_waiting_ns`, sampled by the timer).
+    #[serde(default)]
+    pub idle_waiting_ms: Option<f64>,
     /// scx_sis only: placement trace records BPF wrote to the ring buffer over the run, and
     /// those lost because it was full (both 0 without a trace session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -145,6 +149,7 @@ impl RunRecord {
             paths: BTreeMap::new(),
             steals: None,
             pulls: None,
+            idle_waiting_ms: None,
             trace_records: None,
             trace_drops: None,
             trace_reader_cpu_s: None,
@@ -261,6 +266,12 @@ pub const PULLS: Metric = Metric {
     label: "lag pulls",
     decimals: 0,
     get: Get::Field(|r| r.pulls.map(|v| v as f64)),
+    better: Better::Lower,
+};
+pub const IDLE_WAITING: Metric = Metric {
+    label: "idle beside waiting ms",
+    decimals: 0,
+    get: Get::Field(|r| r.idle_waiting_ms),
     better: Better::Lower,
 };
 pub const TRACE_RECORDS: Metric = Metric {

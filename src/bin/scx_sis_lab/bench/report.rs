@@ -520,6 +520,7 @@ fn internals(out: &mut String, records: &[RunRecord], configs: &[&str], w: Workl
         &record::SCAN_VISITED,
         &record::STEALS,
         &record::PULLS,
+        &record::IDLE_WAITING,
     ];
     // Only when a configuration traced: every other report keeps its columns.
     let traced = records

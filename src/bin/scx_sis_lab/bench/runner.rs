@@ -617,6 +617,7 @@ fn fill_sis_stats(r: &mut RunRecord, m: &Metrics) {
     r.sched_migrations = Some(sum(|l| l.migrations));
     r.steals = Some(sum(|l| l.dispatch_llc_steal + l.dispatch_remote_steal));
     r.pulls = Some(sum(|l| l.pulls + l.pulls_remote));
+    r.idle_waiting_ms = Some(sum(|l| l.idle_waiting_ns) as f64 / 1e6);
     r.trace_records = Some(sum(|l| l.trace_events));
     r.trace_drops = Some(sum(|l| l.trace_drops));
     let mut paths = BTreeMap::new();
