@@ -384,11 +384,12 @@ enum Active {
     Peer(Sched),
 }
 
-fn start_sis(env: &Env) -> Result<Sched> {
+/// Start scx_sis for configuration `name`, its log in `scx_sis-<name>.log`.
+fn start_sis(env: &Env, name: &str) -> Result<Sched> {
     if let Some(other) = preflight::loaded_scheduler() {
         bail!("cannot start scx_sis: {other} is loaded");
     }
-    let log = env.dir.join("scx_sis.log");
+    let log = env.dir.join(format!("scx_sis-{name}.log"));
     let mut s = Sched::spawn(
         &env.sched_exe,
         &["--stats-interval", "3600"],
@@ -433,7 +434,10 @@ fn tune(flags: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Bring the machine into configuration `c`, reusing a running scx_sis when it can.
+/// Bring the machine into configuration `c`. Every scx_sis configuration starts its own
+/// scheduler, as EEVDF and the peers start from a switch: the runs after a load pay for what
+/// the load reset, so one that reused the scheduler before it would skip a cost its A/A copy
+/// paid, a difference between identical configurations.
 fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
     match &c.target {
         Target::Eevdf => {
@@ -447,21 +451,14 @@ fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
             }
         }
         Target::Sis { flags, trace } => {
-            let reuse = match active {
-                Active::Sis { sched, trace } => {
-                    // Before tune(), which resets the trace switch under a reader still running.
-                    *trace = None;
-                    sched.alive() && scx_state() == "enabled"
-                }
-                _ => false,
-            };
-            if !reuse {
-                *active = Active::Nothing;
-                *active = Active::Sis {
-                    trace: None,
-                    sched: start_sis(env)?,
-                };
+            *active = Active::Nothing;
+            if !wait_for(STOP_TIMEOUT, || scx_state() == "disabled") {
+                bail!("the scheduler before {} did not unload", c.name);
             }
+            *active = Active::Sis {
+                trace: None,
+                sched: start_sis(env, &c.name)?,
+            };
             // Also switches off a trace a killed reader left on: no --force needed below.
             tune(flags)?;
             if *trace {
@@ -818,6 +815,15 @@ pub fn another_round(plan: &Plan, records: &[RunRecord], done: u32) -> bool {
     report::ci_status(records, &plan.meta(vec![])).is_some_and(|s| !s.narrow)
 }
 
+/// The configurations' order in round `round` (from 1) of `n`: the given order, rotated by
+/// one more place each round. Over `n` rounds each configuration runs once in each place, so
+/// what a place costs (the first run after EEVDF, a machine warmed by the one before) falls on
+/// all of them alike.
+fn round_order(n: usize, round: u32) -> impl Iterator<Item = usize> {
+    let shift = (round.saturating_sub(1) as usize) % n.max(1);
+    (0..n).map(move |i| (i + shift) % n)
+}
+
 /// Every round runs every configuration (round 1 first, then 2, ...), so drift spreads over
 /// all of them. `sink` gets each record as soon as it is measured.
 pub fn run_plan(
@@ -840,7 +846,7 @@ pub fn run_plan(
         repeat += 1;
         // The ETA counts the rounds promised: --repeats, or with --until-ci its budget.
         let total = rounds as usize * per_round;
-        for c in &plan.configs {
+        for c in round_order(plan.configs.len(), repeat).map(|i| &plan.configs[i]) {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -904,6 +910,22 @@ mod tests {
     use super::*;
     use crate::bench::config::resolve;
     use crate::bench::verdict::tests::runs;
+
+    #[test]
+    fn each_configuration_runs_once_in_each_place_over_n_rounds() {
+        let n = 4;
+        assert_eq!(round_order(n, 1).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(round_order(n, 2).collect::<Vec<_>>(), [1, 2, 3, 0]);
+        for place in 0..n {
+            let mut at: Vec<usize> = (1..=n as u32)
+                .map(|r| round_order(n, r).nth(place).unwrap())
+                .collect();
+            at.sort();
+            assert_eq!(at, [0, 1, 2, 3], "place {place}");
+        }
+        assert_eq!(round_order(n, 5).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(round_order(0, 3).count(), 0);
+    }
 
     /// How many rounds `another_round` lets a plan of eevdf and all-on under hackbench run,
     /// when every run's numbers scatter by `sigma` (log-normal) around the same medians.
