@@ -6,17 +6,21 @@
 //! guest runs `scx_sis_lab bench --native-guest` (tests/vm/guest/bench.sh) and prints one
 //! `SIS-BENCH {json}` line per run; the host renders them.
 
+mod bpf_stats;
 mod config;
 mod locate;
+mod measure;
 mod native;
 mod opts;
 mod plan;
 mod plot;
+mod process;
 mod record;
 mod report;
 mod results;
 mod runner;
 mod summary;
+mod switch;
 mod verdict;
 mod vm;
 mod workload;
