@@ -187,7 +187,7 @@ impl<'a> Scheduler<'a> {
             .set_max_entries(layout.llcs.len() as u32)
             .context("failed to size the llc_stats map to the LLCs")?;
 
-        // The verifier takes 10-20 s on some kernels and emulators, and says nothing meanwhile.
+        // The verifier can take many seconds and says nothing meanwhile: say what is happening.
         eprintln!("loading the BPF program (the kernel's verifier checks it first)");
         let loading = Instant::now();
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
@@ -286,8 +286,8 @@ impl<'a> Scheduler<'a> {
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // Poll and sleep rather than recv_timeout(): crossbeam spins (PAUSE, sched_yield)
             // before it parks, and under QEMU TCG every PAUSE hands the host thread to the
-            // other vCPUs, so that spin outlasted the 100 ms timeout and the daemon never
-            // slept: a whole vCPU (10.3 s of 10.3 s) went to it whenever the guest was busy.
+            // other vCPUs, so the spin can outlast the timeout and the daemon would never
+            // sleep, taking a whole vCPU from a busy guest.
             match req_ch.try_recv() {
                 Ok(()) => {
                     if let Some(now) = stats_reads.track(self.snapshot()) {
@@ -475,8 +475,8 @@ fn read_ops_name(field: &[std::ffi::c_char]) -> String {
 /// scx_ops_attach! attaches the struct_ops map itself and keeps the link, after the skeleton's
 /// attach. libbpf marks struct_ops maps auto-attach, and its skeleton attach then looks for the
 /// map's link slot in the skeleton; libbpf-rs's skeleton fills only the programs' slots, so
-/// libbpf skipped the map with "map 'sis_ops': BPF map skeleton link is uninitialized" on every
-/// start. Unmarked, the skeleton's attach leaves the map to us without a word.
+/// libbpf would skip the map with "map 'sis_ops': BPF map skeleton link is uninitialized" at
+/// every start. Unmarked, the skeleton's attach leaves the map to us without a word.
 fn no_autoattach(map: &OpenMapMut<'_>) -> Result<()> {
     // SAFETY: a valid bpf_map of an object that is open and not yet loaded.
     let err = unsafe {

@@ -74,8 +74,9 @@ impl Layout {
 }
 
 /// Wakequeue shards for an LLC of `cpus` CPUs: one per 4 CPUs. Four CPUs
-/// sharing a DSQ lock contend little (the seed's contention came from 52), and
-/// the other shards of the LLC are still served when a CPU's own is empty.
+/// sharing a DSQ lock contend little (contention grows with the CPUs on one
+/// lock), and the other shards of the LLC are still served when a CPU's own
+/// is empty.
 pub fn default_shards(cpus: usize) -> u32 {
     let max = bpf_intf::sis_limits_SIS_MAX_SHARDS as usize;
     cpus.div_ceil(4).clamp(1, max) as u32

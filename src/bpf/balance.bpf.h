@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CPU queues and the CPUs a higher sched class (RT, deadline) holds:
- * work waiting on a held CPU moves on, and idle CPUs are woken to steal.
- * (Busy CPUs' pulls: pull.bpf.h; idle CPUs' steals: steal.bpf.h.)
+ * The CPU queues, and what a CPU held by a higher sched class (RT, deadline)
+ * changes: work waiting on a held CPU moves on, and idle CPUs are woken to
+ * steal. (Which CPUs are held: held.bpf.h; busy CPUs' pulls: pull.bpf.h;
+ * idle CPUs' steals: steal.bpf.h.)
  */
 #ifndef __SIS_BALANCE_BPF_H
 #define __SIS_BALANCE_BPF_H
@@ -10,6 +11,7 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "calls.bpf.h"
+#include "held.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
@@ -17,53 +19,12 @@
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
-
-enum {
-	/* The migration stopper holds a CPU for microseconds; longer than this, treat it as held.
-	 */
-	SIS_STOPPER_HOLD_NS = 1000000,
-};
-
-/* CPUs a higher class holds now; wakeups and ticks look closer only while any is. */
-u32 nr_held_cpus;
+#include "wakeq.bpf.h"
 
 /* A CPU's own DSQ has the CPU's id; intf.h's sis_dsq puts the other DSQs above every CPU id. */
 static __always_inline u64 cpu_dsq(s32 cpu)
 {
 	return (u64)cpu;
-}
-
-/*
- * A higher sched class holds @cpu: tasks queued there wait until it lets go.
- * The migration stopper counts only once it outlasts a tick, so that
- * stress-ng's hundreds of affinity changes a second do not move work around.
- */
-static __always_inline bool cpu_held(s32 cpu, u64 now)
-{
-	struct sis_cpu_ctx *cctx;
-
-	if (!nr_held_cpus)
-		return false;
-	cctx = cpu_ctx(cpu);
-	if (!cctx || !cctx->released)
-		return false;
-	return !cctx->released_stop || now - cctx->released_at > SIS_STOPPER_HOLD_NS;
-}
-
-/*
- * @cpu is held and was already held at @since, when a decision began. A CPU
- * the higher class takes while the decision runs (the ext server on 7.x hands
- * it back and takes it again every period) is a race the decision could not
- * see.
- */
-static __always_inline bool cpu_held_since(s32 cpu, u64 since)
-{
-	struct sis_cpu_ctx *cctx;
-
-	if (!cpu_held(cpu, since))
-		return false;
-	cctx = cpu_ctx(cpu);
-	return cctx && cctx->released_at <= since;
 }
 
 /*
@@ -104,8 +65,9 @@ static __always_inline bool head_vtime(u64 dsq, u64 *vtime)
 /*
  * Any dispatch while a CPU of @llc is held: take what waits there first.
  * Busy CPUs rarely reach a slice end under wakeup-heavy work (their tasks
- * block first), so waiting for balance_pull() left hackbench's tasks behind
- * an RT hog for most of a second. Global: the verifier checks it once.
+ * block first), so a rescue left to balance_pull() would leave those tasks
+ * behind the RT task for as long as it runs. Global: the verifier checks it
+ * once.
  */
 __noinline int take_from_held(s32 cpu, u32 llc, u64 now)
 {
@@ -202,6 +164,25 @@ static __always_inline void rescue_from_held(u32 llc, u64 now)
 			wake_stealer(llc, cpu, SIS_CNT_RESCUES, SIS_MOVE_HELD_KICK);
 			return;
 		}
+	}
+}
+
+/*
+ * After the local DSQ went back through ops.enqueue (which sends it to idle
+ * CPUs): for this CPU's own queue and shard, wake one idle CPU per waiting
+ * task that another CPU may take.
+ */
+static __always_inline void wake_stealers_for_held(s32 cpu)
+{
+	struct sis_tunables t;
+	u64 waiting;
+	u32 i;
+
+	tun_snapshot(&t);
+	waiting = queued_movable(cpu, nr_cpus) + dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
+	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
+		if (!wake_stealer(llc_of(cpu), cpu, SIS_CNT_RESCUES, SIS_MOVE_HELD_KICK))
+			break;
 	}
 }
 

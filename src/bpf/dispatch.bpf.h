@@ -14,6 +14,7 @@
 #include "intf.h"
 #include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "held.bpf.h"
 #include "pull.bpf.h"
 #include "stats.bpf.h"
 #include "steal.bpf.h"
@@ -124,8 +125,8 @@ __noinline int take_remote_shard(u32 llc)
 /*
  * The plain preset, scx_simple's dispatch: the one FIFO. What waited in this
  * CPU's own queues before the switch goes first (nothing new enters them
- * now), or a FIFO that stress-ng's yielders keep full would starve tasks
- * pinned here; both are gated by their summaries, so the FIFO is the one
+ * now), or a FIFO that yielding tasks keep full would starve tasks pinned
+ * here; both are gated by their summaries, so the FIFO is the one
  * call of an idle dispatch. Global, as is dispatch_sis(): the verifier walks
  * each preset once, not once per outcome of the tunables snapshot before it.
  */
@@ -151,7 +152,7 @@ __noinline int dispatch_plain(s32 cpu, const struct sis_tunables *t)
  * else. A dispatch that took nothing clears the hint only when the FIFO is
  * empty: what is left may be a task bound to another CPU, and were the hint
  * cleared, that CPU would pass the FIFO by at every dispatch while its
- * neighbours' dispatches cleared each renewal, until the watchdog ejected
+ * neighbours' dispatches cleared each renewal, until the watchdog ejects
  * the scheduler.
  */
 static __always_inline bool drain_plain_fifo(void)

@@ -1,29 +1,69 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * When a CPU is held by a higher sched class (RT, deadline, the migration
- * stopper) and when it comes back: the bookkeeping both ways of learning it
- * share. Kernels before 6.19 tell the scheduler through ops.cpu_release and
+ * Which CPUs a higher sched class (RT, deadline, the migration stopper)
+ * holds: the queries the other concerns ask (cpu_held(), cpu_held_since()),
+ * and the bookkeeping at a hold's start and end that both ways of learning
+ * it share. Kernels before 6.19 tell the scheduler through ops.cpu_release and
  * ops.cpu_acquire; from 6.19 those are deprecated (they miss events), and the
  * sched_switch tracepoint with a reenqueue callable from anywhere replaces
  * them. The daemon picks one at load; main.bpf.c holds both entry points.
- * (What the held state changes, wakeups, steals, pulls: balance.bpf.h.)
+ * (What the held state changes: balance.bpf.h moves the work waiting on a
+ * held CPU; placement, steals and the tick ask cpu_held().)
  */
 #ifndef __SIS_HELD_BPF_H
 #define __SIS_HELD_BPF_H
 
 #include <scx/common.bpf.h>
-#include "balance.bpf.h"
-#include "intf.h"
 #include "calls.bpf.h"
 #include "topo.bpf.h"
-#include "tunables.bpf.h"
 #include "types.bpf.h"
-#include "wakeq.bpf.h"
 
 #ifndef MAX_RT_PRIO
 /* prio below this is RT, deadline or the stopper (include/linux/sched/prio.h). */
 #define MAX_RT_PRIO 100
 #endif
+
+enum {
+	/* The migration stopper holds a CPU for microseconds; longer than this, treat it as held.
+	 */
+	SIS_STOPPER_HOLD_NS = 1000000,
+};
+
+/* CPUs a higher class holds now; wakeups and ticks look closer only while any is. */
+u32 nr_held_cpus;
+
+/*
+ * A higher sched class holds @cpu: tasks queued there wait until it lets go.
+ * The migration stopper counts only once it outlasts SIS_STOPPER_HOLD_NS, so
+ * that its brief holds, which frequent affinity changes cause, move no work.
+ */
+static __always_inline bool cpu_held(s32 cpu, u64 now)
+{
+	struct sis_cpu_ctx *cctx;
+
+	if (!nr_held_cpus)
+		return false;
+	cctx = cpu_ctx(cpu);
+	if (!cctx || !cctx->released)
+		return false;
+	return !cctx->released_stop || now - cctx->released_at > SIS_STOPPER_HOLD_NS;
+}
+
+/*
+ * @cpu is held and was already held at @since, when a decision began. A CPU
+ * the higher class takes while the decision runs (the ext server on 7.x hands
+ * it back and takes it again every period) is a race the decision could not
+ * see.
+ */
+static __always_inline bool cpu_held_since(s32 cpu, u64 since)
+{
+	struct sis_cpu_ctx *cctx;
+
+	if (!cpu_held(cpu, since))
+		return false;
+	cctx = cpu_ctx(cpu);
+	return cctx && cctx->released_at <= since;
+}
 
 /*
  * The migration stopper looks like a SCHED_FIFO kthread at the top priority
@@ -47,9 +87,9 @@ static __always_inline bool is_stopper(const struct task_struct *p)
  * A higher class (@stopper: the migration stopper) took @cpu. True when the
  * work waiting there should move on now: the hold begins, or a stopper's
  * hold passes to an RT or deadline task. A hold by the stopper alone moves
- * nothing: it lasts microseconds, and stress-ng's affinity changes run it
- * hundreds of times a second, so sending work away each time only churned
- * tasks between CPUs. cpu_held() judges a stopper hold by its length.
+ * nothing: it lasts microseconds and affinity changes can run it hundreds of
+ * times a second, so sending work away at each would only churn tasks
+ * between CPUs. cpu_held() judges a stopper hold by its length.
  */
 static __always_inline bool hold_begin(s32 cpu, bool stopper)
 {
@@ -75,25 +115,6 @@ static __always_inline void hold_end(s32 cpu)
 	if (cctx && cctx->released) {
 		cctx->released = 0;
 		__sync_fetch_and_sub(&nr_held_cpus, 1);
-	}
-}
-
-/*
- * After the local DSQ went back through ops.enqueue (which sends it to idle
- * CPUs): for this CPU's own queue and shard, wake one idle CPU per waiting
- * task that another CPU may take.
- */
-static __always_inline void wake_stealers_for_held(s32 cpu)
-{
-	struct sis_tunables t;
-	u64 waiting;
-	u32 i;
-
-	tun_snapshot(&t);
-	waiting = queued_movable(cpu, nr_cpus) + dsq_nr_queued(shard_dsq(own_slot(cpu, &t)));
-	bpf_for (i, 0, waiting < nr_cpus ? waiting : nr_cpus) {
-		if (!wake_stealer(llc_of(cpu), cpu, SIS_CNT_RESCUES, SIS_MOVE_HELD_KICK))
-			break;
 	}
 }
 

@@ -87,7 +87,7 @@ enum sis_counter {
 	SIS_CNT_WAKEQ_WAIT_NS,	  /* their summed wait, enqueue to running */
 	SIS_CNT_PULLS,		  /* a busy CPU took a task lagging in vtime from its LLC */
 	SIS_CNT_RESCUES,	  /* tasks sent to an idle CPU when a higher class took theirs */
-	SIS_CNT_PULLS_REMOTE,	  /* the same, from another LLC */
+	SIS_CNT_PULLS_REMOTE,	  /* a busy CPU took a task lagging in vtime from another LLC */
 	SIS_CNT_HELD_WAKEUPS,	  /* wakeups placed on a CPU held when the decision began */
 	SIS_CNT_HELD_AVOIDED,	  /* wakeups whose prev a higher class held, placed elsewhere */
 	SIS_CNT_WAKEUP_PREEMPTS,  /* a wakee earlier in vtime preempted a running task */

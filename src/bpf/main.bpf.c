@@ -15,7 +15,8 @@
  * from its own queues, then steals inside its LLC, then from other LLCs; a
  * busy CPU's tick wakes an idle CPU when tasks wait behind it; at a slice
  * end a busy CPU pulls a task owed service from another CPU (pull.bpf.h);
- * work on a CPU an RT or deadline task takes moves on (balance.bpf.h).
+ * work on a CPU an RT or deadline task takes moves on (balance.bpf.h;
+ * which CPUs count as held: held.bpf.h).
  * Dispatch's sources and their order: dispatch.bpf.h.
  * The plain preset replaces all of it with the kernel's default pick and
  * one FIFO, as the baseline to compare against.
@@ -368,11 +369,12 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 
 /*
  * A higher sched class took @cpu. What waits here would wait until it comes
- * back: on 6.12 a busy loop got 9 of 1000 ticks behind a SCHED_FIFO hog while
- * seven CPUs idled. The local DSQ goes back through ops.enqueue (which sends
- * it to idle CPUs), and idle CPUs are woken to steal the CPU's own queue
- * (held.bpf.h). Until the CPU comes back it counts as held: wakeups avoid
- * it, and stealers, pulls and other CPUs' ticks take what waits there.
+ * back, however long that is and however many other CPUs idle meanwhile.
+ * The local DSQ goes back through ops.enqueue (which sends it to idle CPUs),
+ * and idle CPUs are woken to steal the CPU's own queue
+ * (wake_stealers_for_held(), balance.bpf.h). Until the CPU comes back it
+ * counts as held (held.bpf.h): wakeups avoid it, and stealers, pulls and
+ * other CPUs' ticks take what waits there.
  *
  * Kernels before 6.19: ops.cpu_release / ops.cpu_acquire. The kernel sends
  * one release per episode, so a hold that starts with the migration stopper
@@ -449,8 +451,8 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		/*
 		 * A task that moved brings its vtime along; bound it to this
 		 * CPU's window (task_vtime()), or a far lower vtime would let
-		 * keep_prev() run it until it caught up (a 40 s stall under
-		 * stress-ng's sched races).
+		 * keep_prev() run it, and the CPU's other tasks wait, until it
+		 * caught up with the CPU's clock.
 		 */
 		vtime = task_vtime(p, cpu, tctx && tctx->slept, &t);
 		if (vtime != p->scx.dsq_vtime)

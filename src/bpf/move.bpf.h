@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Moving a waiting task from another CPU's queue to this CPU, for steals
- * (steal.bpf.h) and pulls (balance.bpf.h): the task judged is the task
+ * (steal.bpf.h) and pulls (pull.bpf.h): the task judged is the task
  * moved. A queue's head may be a task this CPU may not run (pinned
  * elsewhere, or migration-disabled), and scx_bpf_dsq_move_to_local() would
  * pass over it and take whatever comes next, a task nobody judged. So the

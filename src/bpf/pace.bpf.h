@@ -4,7 +4,7 @@
  * the next task's start when it did not idle in between (the scheduler's own
  * path: put_prev, dispatch, pick, set_next). Everything the scheduler does
  * is slower by the same factor on a slower machine, the tasks' runs too:
- * under an emulator a switch and a run both take 50-100x their hardware
+ * under an emulator a switch and a run both take many times their hardware
  * length. steal-min is a migration's cost on hardware; scaled by the pace it
  * stays in proportion to the tasks' runs on any machine, so one default
  * holds back the same steals on hardware and under emulation.
@@ -24,7 +24,7 @@
 #include "types.bpf.h"
 
 enum {
-	/* A back-to-back switch through ops.dispatch on current x86 hardware takes 0.3-1.5 us. */
+	/* Above a back-to-back switch through ops.dispatch on hardware: the pace is 1 there. */
 	SIS_PACE_HW_SWITCH_NS = 2000,
 	/* Weight of the newest switch in the average: 1/16. */
 	SIS_PACE_AVG_SHIFT = 4,

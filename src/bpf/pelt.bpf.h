@@ -79,8 +79,7 @@ static __always_inline void sis_pelt_advance(struct sis_pelt *s, u64 now, bool b
 /*
  * The value @s would have at @now, without writing to it (safe from any CPU).
  * Global, so verified once: select_cpu reads two signals, and inlined there
- * the decay arithmetic added about 3,300 instructions to what the verifier
- * walks on 7.3 (17.7k against 14.4k).
+ * the decay arithmetic would be walked on every path through each read.
  */
 __noinline u32 sis_pelt_peek(const struct sis_pelt *s, u64 now, u32 busy)
 {

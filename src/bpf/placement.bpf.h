@@ -11,6 +11,7 @@
 #include "intf.h"
 #include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "held.bpf.h"
 #include "pace.bpf.h"
 #include "pelt.bpf.h"
 #include "sis_util.bpf.h"
@@ -58,7 +59,7 @@ static __always_inline bool task_allows(struct task_struct *p, s32 cpu)
  * end with "return place(...)". Counted here, where @path is a constant,
  * rather than from pl->path after the stages: an array index makes the
  * verifier track its register precisely, and a precise path back to each
- * stage's constant made it walk select_cpu's tail once per stage.
+ * stage's constant would make it walk select_cpu's tail once per stage.
  */
 static __always_inline bool place(struct placement *pl, s32 cpu, enum sis_path path, bool idle)
 {
@@ -294,8 +295,9 @@ static __always_inline void pick_stages(struct task_struct *p, s32 prev, u64 wak
 	 * one last look at the LLC's idle mask. In the kernel a scan tests CPUs
 	 * one by one, so stopping saves real work; here the idle mask answers
 	 * for the whole LLC in one call, and an idle CPU given up costs the
-	 * wakee a wait behind a busy one (request/response work at twice as
-	 * many tasks as CPUs: the seeds' tbench case).
+	 * wakee a wait behind a busy one (request/response work with about
+	 * twice as many tasks as CPUs: busy enough for nr_scan 0, yet CPUs idle
+	 * between requests).
 	 */
 	if (!nr) {
 		stat_add(s, SIS_CNT_SCAN_SKIPPED, 1);

@@ -219,8 +219,9 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 	/*
 	 * Unscaled by the pace (pace.bpf.h): a pull serves owed service between
 	 * CPU-bound tasks, whose runs last a slice on any machine. A scaled
-	 * steal-min past the slice forbade every such pull (the victim's task
-	 * always has less than that left) and broke the N+1 shares.
+	 * steal-min can exceed the slice and would then forbid every such pull
+	 * (the victim's task always has less than that left), so N+1 CPU-bound
+	 * tasks on N CPUs would not share them evenly.
 	 */
 	cctx->pull_lag = tun_balance_lag_ns(t);
 	cctx->pull_min = tun_steal_min_ns(t);

@@ -3,8 +3,8 @@
  * Stealing on expected wait, the kernel's task_hot() and avg_idle reasoning:
  * a CPU out of work takes a task queued on another CPU only when leaving it
  * there would cost it more than the move does (steal-min, about the kernel's
- * 0.5 ms migration cost). Stealing whatever was queued moved hackbench's
- * tasks away from warm CPUs that would have run them microseconds later.
+ * 0.5 ms migration cost). Stealing whatever is queued would move tasks away
+ * from warm CPUs about to run them.
  *
  * What a steal saves: the head of a queue would still wait for what the
  * running task has left of its average run, and each task behind the head
@@ -24,6 +24,7 @@
 #include "intf.h"
 #include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "held.bpf.h"
 #include "move.bpf.h"
 #include "pace.bpf.h"
 #include "sis_util.bpf.h"
@@ -36,8 +37,6 @@
 #include "workmask.bpf.h"
 
 enum {
-	/* Weight of the newest run in a task's average run length: 1/4 (shift 2). */
-	SIS_RUN_AVG_SHIFT = 2,
 	/* Weight of the newest idle period in a CPU's average, 1/8, as the kernel's avg_idle. */
 	SIS_IDLE_AVG_SHIFT = 3,
 	/* One idle period counts for at most this much (ns): one long sleep is not a habit. */
@@ -46,13 +45,6 @@ enum {
 
 /* When a CPU of each LLC last looked for work in another LLC. */
 u64 llc_remote_steal_at[SIS_MAX_LLCS];
-
-/* At stopping: fold a run of @ran ns into the task's average run length. */
-static __always_inline void run_avg_update(struct sis_task_ctx *tctx, u64 ran)
-{
-	tctx->avg_run =
-		tctx->avg_run - (tctx->avg_run >> SIS_RUN_AVG_SHIFT) + (ran >> SIS_RUN_AVG_SHIFT);
-}
 
 /* At running, after the CPU idled for @idle ns: fold it into the CPU's average idle period. */
 static __always_inline void idle_avg_update(struct sis_cpu_ctx *cctx, u64 idle)
@@ -150,9 +142,9 @@ __noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min, u64 wait_min)
  * @wait_min; -1 if none. Its task's pid is left in @cpu's judged_pid, for
  * the move. Judges only the CPUs whose work bit is set, in one loop over
  * the LLC's positions that ends past the last set bit: a loop over each
- * word's bits inside one over the words cost the verifier about four times
- * as much, and one over the set bits alone (the lowest set bit found by a
- * multiply and a table) did not converge. Global, so that the verifier
+ * word's bits nested in one over the words multiplies what the verifier
+ * walks, and one over the set bits alone (the lowest set bit found by a
+ * multiply and a table) does not converge. Global, so that the verifier
  * checks the loop once, on its own.
  */
 __noinline s32 steal_victim(s32 cpu, u32 llc, u64 now, u64 min, u64 wait_min)
@@ -208,8 +200,8 @@ static __always_inline u64 llc_util_per_cpu(u32 llc)
  * at another LLC within @interval; -1 otherwise. Every look claims the
  * interval, found or not, so the LLCs are walked at most once per interval
  * per LLC. No utilization gate: PELT trails an idle CPU by tens of ms, and
- * gating on it left CPUs idle while CPU hogs waited in the other LLC. What
- * a remote steal must save, twice steal-min, is the gate.
+ * gating on it would leave CPUs idle while CPU hogs wait in the other LLC.
+ * What a remote steal must save, twice steal-min, is the gate.
  */
 static __always_inline s32 remote_llc(u32 llc, u64 now, u64 interval)
 {

@@ -57,8 +57,8 @@ static __always_inline bool trace_wants(const struct task_struct *p, const struc
 		return true;
 	/*
 	 * Whole words, not a loop over bytes: these tests are inlined into
-	 * select_cpu, enqueue and dispatch, and a byte loop's branches multiplied
-	 * what the verifier walks there. The kernel pads comm with NULs
+	 * select_cpu, enqueue and dispatch, and a byte loop's branches would
+	 * multiply what the verifier walks there. The kernel pads comm with NULs
 	 * (strscpy_pad), and the daemon pads the filter, so the words match.
 	 */
 	__builtin_memcpy(want, t->trace_comm, sizeof(want));

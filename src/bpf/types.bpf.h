@@ -23,7 +23,7 @@ struct sis_task_ctx {
 	struct sis_pelt util;
 	u64 running_at;
 	u64 stopped_at; /* when it last stopped running: its cache is warm for a while after */
-	u64 queued_at;	/* when it was queued in a CPU's DSQ (balance.bpf.h's expected wait) */
+	u64 queued_at;	/* when it was queued in a CPU's DSQ (steal.bpf.h's expected wait) */
 	u64 avg_run;	/* average length of a run, ns (an EWMA; see run_avg_update()) */
 	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
 	s32 wakeq_slot; /* that shard's slot, -1 when not in one */

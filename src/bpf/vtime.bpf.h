@@ -6,13 +6,13 @@
  * follows its queue's minimum), and a task keeps its vtime when it moves:
  * the vtimes of tasks on different CPUs stay comparable, so a task that sat
  * behind others while another CPU's tasks ran ahead shows as lagging, and
- * the balancer (balance.bpf.h) moves it. What keeps the CPUs' clocks close
+ * the balancer (pull.bpf.h) moves it. What keeps the CPUs' clocks close
  * is that balancing itself, plus a resync to the average clock of the busy
  * CPUs (vclock): a CPU that idled catches up at once (its clock stood still,
  * and every task it then ran would look owed), and no CPU's clock trails
  * vclock by more than a runnable task's debt bound. Without the second, the
- * CPUs of an LLC that had been idle while the other ran for seconds kept a
- * clock seconds behind, so their tasks looked owed to the other LLC forever.
+ * CPUs of an LLC that idled while another LLC ran would keep a clock that
+ * far behind, and their tasks would look owed to the other LLC for good.
  */
 #ifndef __SIS_VTIME_BPF_H
 #define __SIS_VTIME_BPF_H
@@ -69,12 +69,11 @@ static __always_inline u64 vtime_after_run(u64 vtime, u32 weight, u64 since, u64
  * Ceiling: a few slices of the task's own weighted charge ahead, more than
  * a task can earn between two looks at the clock, so a vtime earned at a
  * lower weight before a nice change cannot make it wait until the CPU
- * catches up (32-40 s stalls under stress-ng's sched and affinity races).
- * The lead is also capped in absolute slices: a task waits about lead x the
- * tasks queued ahead of it, and a SCHED_IDLE task (weight 1) would otherwise
- * lead by 400 slices, 37 s behind 30 runnable tasks. The cap cuts a share
- * only where one slice charges more than 16 slices (weight below 6, about
- * nice 13): nice 0 vs 10 still runs 9:1.
+ * catches up. The lead is also capped in absolute slices: a task waits
+ * about lead x the tasks queued ahead of it, and a SCHED_IDLE task (weight
+ * 1) would otherwise lead by 400 slices. The cap cuts a share only where
+ * one slice charges more than 16 slices (weight below 6, about nice 13):
+ * nice 0 vs 10 still runs 9:1.
  */
 static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu, bool slept,
 				      const struct sis_tunables *t)
@@ -129,8 +128,9 @@ static __always_inline void vtime_resync(struct sis_cpu_ctx *cctx, u64 now,
 
 /*
  * The timer's running sums. They live in .bss, not on the stack: the
- * verifier tracks a stack counter's exact value and walked all 4096 values
- * of the loop's (E2BIG); a map value is just a number to it.
+ * verifier tracks a stack counter's exact value and would walk every value
+ * the loop can give it (past its limit, E2BIG); a map value is just a number
+ * to it.
  */
 u64 vclock_sum;
 u32 vclock_busy;

@@ -2,10 +2,9 @@
 /*
  * Shared wakequeue (Vernet's swqueue / SHARED_RUNQ), sharded. A waking task
  * that found no idle CPU waits in a queue shared by its LLC, so whichever CPU
- * of the LLC frees up first runs it. One queue per LLC serialised every
- * wakeup of the LLC on one lock (on 26 cores / 52 threads schbench's p99
- * went from 70 to 108 us and its throughput halved), so each LLC has several
- * shard DSQs: a CPU queues into and serves its own shard first, then the
+ * of the LLC frees up first runs it. One queue per LLC would serialise every
+ * wakeup of the LLC on one lock, which large LLCs contend for, so each LLC
+ * has several shard DSQs: a CPU queues into and serves its own shard first, then the
  * others.
  */
 #ifndef __SIS_WAKEQ_BPF_H
@@ -37,9 +36,10 @@ u32 shard_depth[SIS_NR_SLOTS];	  /* sampled by the timer */
 u32 shard_max_depth[SIS_NR_SLOTS];
 u32 llc_shards[SIS_MAX_LLCS]; /* shards in use, sampled by the timer */
 /*
- * Tasks waiting in slots that no CPU owns since a reshard (tune
- * --wakeq-shards 2, then 1), sampled by the timer. Only an idle CPU looked
- * at those slots, so on a busy LLC they waited for good.
+ * Tasks waiting in slots that no CPU owns since a reshard (fewer shards than
+ * before), sampled by the timer. Busy CPUs serve them (wakeq_take_orphan()),
+ * or on a busy LLC, where no CPU idles to walk every slot, they would wait
+ * for good.
  */
 u32 llc_orphaned[SIS_MAX_LLCS];
 /*

@@ -2,8 +2,8 @@
 /*
  * Which CPUs may have work waiting in their own DSQ: a bit per CPU, by its
  * position in its LLC's row. A CPU looking for work to steal asks only the
- * DSQs whose bit is set, instead of every CPU's (a kfunc call each: with the
- * shards, 46 calls per idle dispatch on 8 CPUs, about 1,500 on 512).
+ * DSQs whose bit is set, instead of every CPU's (a kfunc call each, so an
+ * idle dispatch would cost calls in proportion to the machine's size).
  *
  * A bit may be set with nothing queued (the task was taken; the next look
  * clears it). It may also be clear for a moment while work is queued: an

@@ -40,8 +40,8 @@ fn estimate_timeout(plan: &Plan, cpus: u32) -> u64 {
         .map(|c| match c.target {
             Target::Eevdf => 2.0,
             Target::Sis { trace: false, .. } => 4.0,
-            // The reader's start, and after the runs its JSON and summary: 1 s and 2 s for the
-            // 75,000 records of a --quick repeat on 7.3; records grow with the work.
+            // The trace reader's start, and after the runs its JSON and summary, which grow with
+            // the records a run writes: a bound with room for long runs.
             Target::Sis { trace: true, .. } => 30.0,
             Target::Peer { .. } => 20.0,
         })

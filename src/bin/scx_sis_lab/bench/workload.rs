@@ -31,7 +31,7 @@ pub fn intern(s: &str) -> &'static str {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Workload {
-    /// hackbench -g G -f 20 --threads --pipe -l L -s 100 (the seeds' shape).
+    /// hackbench -g G -f 20 --threads --pipe -l L -s 100.
     Hackbench,
     /// perf bench sched messaging -t -p (threads, pipes).
     Messaging,
@@ -107,7 +107,8 @@ impl FromStr for Workload {
     }
 }
 
-// As its name, as before custom workloads existed ("hackbench", "wakelat-low", ...).
+// As its name ("hackbench", "wakelat-low", ...), the form every runs.jsonl has, so that records
+// written before custom workloads existed still read.
 impl Serialize for Workload {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
@@ -288,7 +289,7 @@ impl Sizing {
         ((base as f64 * q * self.work).round() as u32).max(1)
     }
 
-    /// Loops per sender: 600 group-loops in total (~9.5 s under TCG, 8 vCPUs, EEVDF).
+    /// Loops per sender: 600 group-loops in total, split over the groups, then scaled.
     pub fn loops(&self) -> u32 {
         self.scaled(600 / self.groups()).max(5)
     }
