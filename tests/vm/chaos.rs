@@ -2,17 +2,15 @@
 //! after the drain) every wakequeue shard's books balance, enqueued == ran + left, and none still
 //! holds a task.
 
+use crate::harness::GuestRun;
 use crate::records::Verdicts;
-use crate::GuestRun;
 
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let r = &run.records;
     let Some(rc) = r.kv("chaos_books_rc") else {
         return;
     };
-    let Some(m) = r.mon("chaos_books") else {
-        let out: String = r.text("chaos_books").chars().take(200).collect();
-        v.fail("wakeq_books", format!("no monitor object: {out}"));
+    let Some(m) = r.mon_or_fail("chaos_books", v, "wakeq_books") else {
         return;
     };
     let (mut n, mut e, mut ran, mut left, mut depth) = (0, 0, 0, 0, 0);

@@ -3,8 +3,8 @@
 //! CPU a SCHED_FIFO hog takes, hackbench beside such a hog, wakeups counted under the LLC of the
 //! wakee's prev.
 
+use crate::harness::GuestRun;
 use crate::records::{cs, llc_sum, round, Kv, Records, Verdicts};
-use crate::GuestRun;
 
 /// The kernel's sched_prio_to_weight[] for nice -20..19.
 const NICE_WEIGHTS: [f64; 40] = [
@@ -201,10 +201,9 @@ fn judge_with(run: &GuestRun, v: &mut Verdicts, bound_slowdown: bool) {
             e.s("cpu")
         );
         if m.is_none() {
-            let out: String = r.text("fair_mon_attr").chars().take(200).collect();
             v.fail(
                 "attribution",
-                format!("no monitor --json object: {out} | {d}"),
+                format!("{} | {d}", r.no_mon("fair_mon_attr")),
             );
         } else {
             v.check("attribution", tot > 0 && attr_min <= sh, d);
@@ -245,12 +244,7 @@ fn rt_bound_waiter(r: &Records, v: &mut Verdicts) {
     let Some(k) = r.kv("fair_rtbound") else {
         return;
     };
-    let Some(m) = r.mon("fair_mon_rtbound") else {
-        let out: String = r.text("fair_mon_rtbound").chars().take(200).collect();
-        v.fail(
-            "rt_bound_waiter",
-            format!("no monitor --json object: {out}"),
-        );
+    let Some(m) = r.mon_or_fail("fair_mon_rtbound", v, "rt_bound_waiter") else {
         return;
     };
     let (rescues, migrations, empty) = (
@@ -274,9 +268,7 @@ fn rt_held_steal(r: &Records, v: &mut Verdicts) {
     let Some(k) = r.kv("fair_heldsteal") else {
         return;
     };
-    let Some(m) = r.mon("fair_mon_heldsteal") else {
-        let out: String = r.text("fair_mon_heldsteal").chars().take(200).collect();
-        v.fail("rt_held_steal", format!("no monitor --json object: {out}"));
+    let Some(m) = r.mon_or_fail("fair_mon_heldsteal", v, "rt_held_steal") else {
         return;
     };
     // Counted by the stealer's LLC: the other LLC, idle but for the daemon, steals little of its own.
@@ -423,11 +415,7 @@ fn rt_hog(r: &Records, v: &mut Verdicts, p: &Kv, s: &Kv, bound_slowdown: bool) {
         s.s("rt1_rc")
     );
     if m.is_none() {
-        let out: String = r.text("fair_mon_rt").chars().take(200).collect();
-        v.fail(
-            "rt_hog",
-            format!("no monitor --json object over the hog's run: {out} | {d}"),
-        );
+        v.fail("rt_hog", format!("{} | {d}", r.no_mon("fair_mon_rt")));
     } else {
         let slow_ok = sx <= lim || (sw > 0.0 && sw <= ew) || !bound_slowdown;
         let d = if bound_slowdown {

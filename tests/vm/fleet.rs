@@ -3,20 +3,15 @@
 //! copy raced a write and were taken again (so the storm did reach the race: without it the check
 //! proves nothing), `tun_torn` those left without a whole copy, which must stay 0.
 
+use crate::harness::GuestRun;
 use crate::records::{llc_sum, Verdicts};
-use crate::GuestRun;
 
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let r = &run.records;
     let Some(tunes) = r.kv("tune_storm_tunes") else {
         return;
     };
-    let Some(m) = r.mon("tune_storm") else {
-        let out: String = r.text("tune_storm").chars().take(200).collect();
-        v.fail(
-            "tune_storm_no_torn_snapshot",
-            format!("no monitor object: {out}"),
-        );
+    let Some(m) = r.mon_or_fail("tune_storm", v, "tune_storm_no_torn_snapshot") else {
         return;
     };
     let raced = llc_sum(&m, |l| l.tun_raced);

@@ -7,8 +7,8 @@ use scx_sis::curves;
 use scx_sis::policy::Curve;
 use scx_sis::stats::Metrics;
 
+use crate::harness::GuestRun;
 use crate::records::{cs, llc_sum, path_sum, ratio, round, Records, Verdicts};
-use crate::GuestRun;
 
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let r = &run.records;
@@ -187,10 +187,7 @@ fn curves(r: &Records, v: &mut Verdicts) {
         }
     }
     if idle.llcs.is_empty() {
-        why = format!(
-            "no monitor report: '{}'",
-            r.text("curve_idle").chars().take(100).collect::<String>()
-        );
+        why = r.no_mon("curve_idle");
     }
     if why.is_empty() {
         v.pass(
@@ -269,12 +266,7 @@ const HOGS_MIN_BUSY_PCT: u64 = 90;
 const QUADRATIC_MAX_SCAN_SHARE_INV: u64 = 50;
 
 fn need_mon(r: &Records, name: &str) -> Metrics {
-    r.mon(name).unwrap_or_else(|| {
-        panic!(
-            "no monitor object in record {name}: '{}'",
-            r.text(name).chars().take(200).collect::<String>()
-        )
-    })
+    r.mon(name).unwrap_or_else(|| panic!("{}", r.no_mon(name)))
 }
 
 /// PASS with `detail` when `why` is empty, else FAIL with the reasons first.

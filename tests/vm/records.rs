@@ -86,6 +86,22 @@ impl Records {
         self.mons(name).pop()
     }
 
+    /// Why there is no `mon` record `name`: what the monitor printed instead (its `text` records
+    /// of that name, where rec_mon puts its error lines), cut to 200 characters.
+    pub fn no_mon(&self, name: &str) -> String {
+        let out: String = self.text(name).chars().take(200).collect();
+        format!("no monitor --json object in record {name}: '{out}'")
+    }
+
+    /// The last `mon` record `name`; when there is none, fails verdict `check` with `no_mon`.
+    pub fn mon_or_fail(&self, name: &str, v: &mut Verdicts, check: &str) -> Option<Metrics> {
+        let m = self.mon(name);
+        if m.is_none() {
+            v.fail(check, self.no_mon(name));
+        }
+        m
+    }
+
     pub fn kvs(&self, name: &str) -> Vec<Kv> {
         self.of("kv", name)
             .into_iter()

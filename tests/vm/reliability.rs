@@ -4,8 +4,8 @@
 //! after hotplug and the stats after it. The operational checks (bad input, faults, unload) stay
 //! in the guest.
 
+use crate::harness::GuestRun;
 use crate::records::{cs, llc_sum, Records, Verdicts};
-use crate::GuestRun;
 
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let r = &run.records;

@@ -3,8 +3,8 @@
 //! that LLC's CPU count, the tunables' generation of each phase, and prev_almost_idle present
 //! only while prev-bias is on.
 
+use crate::harness::GuestRun;
 use crate::records::{llc_sum, path_sum, Verdicts};
-use crate::GuestRun;
 
 /// The seconds a `--interval 2` report may cover.
 const SECS: std::ops::Range<f64> = 1.0..30.0;

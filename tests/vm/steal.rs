@@ -13,8 +13,8 @@
 
 use scx_sis::stats::{LlcMetrics, Metrics};
 
+use crate::harness::GuestRun;
 use crate::records::{llc_sum, Verdicts};
-use crate::GuestRun;
 
 /// The counters this judge reads, summed over the LLCs.
 struct Sums {
@@ -84,14 +84,9 @@ const MAX_EMPTY_DISPATCH_CALLS: f64 = 5.0;
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let r = &run.records;
     let mut get = |phase: &str| -> Option<Sums> {
-        let m = r.mon(phase);
-        if m.is_none() {
-            v.fail(
-                "steal_windows",
-                format!("no monitor object for {phase}: {}", r.text(phase)),
-            );
-        }
-        m.as_ref().map(Sums::of)
+        r.mon_or_fail(phase, v, "steal_windows")
+            .as_ref()
+            .map(Sums::of)
     };
     let (Some(idle), Some(dfl), Some(pinned), Some(eager), Some(lazy)) = (
         get("idle"),

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use scx_sis::stats::Metrics;
 
+use crate::harness::GuestRun;
 use crate::records::{llc_sum, Records, Verdicts};
-use crate::GuestRun;
 
 /// One trace's `--json` report and its file's trace-check.
 struct Trace {
@@ -238,20 +238,14 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         );
     }
 
-    match r.mon("off_window") {
-        Some(m) => {
-            let written = llc_sum(&m, |l| l.trace_events);
-            let wakeups = llc_sum(&m, |l| l.wakeups);
-            v.check(
-                "off_writes_nothing",
-                written == 0 && wakeups > 0,
-                format!("{written} records written over {wakeups} wakeups with the trace off"),
-            );
-        }
-        None => v.fail(
+    if let Some(m) = r.mon_or_fail("off_window", v, "off_writes_nothing") {
+        let written = llc_sum(&m, |l| l.trace_events);
+        let wakeups = llc_sum(&m, |l| l.wakeups);
+        v.check(
             "off_writes_nothing",
-            format!("no monitor window: {}", r.text("off_window")),
-        ),
+            written == 0 && wakeups > 0,
+            format!("{written} records written over {wakeups} wakeups with the trace off"),
+        );
     }
 
     if let Some(t) = Trace::of(r, "drops", v) {

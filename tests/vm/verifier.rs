@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::harness::GuestRun;
 use crate::records::Verdicts;
-use crate::GuestRun;
 
 /// How far a program may grow past its baseline row.
 const MAX_GROWTH: f64 = 1.10;

@@ -4,8 +4,8 @@
 
 use scx_sis::stats::Metrics;
 
+use crate::harness::GuestRun;
 use crate::records::{llc_sum, Verdicts};
-use crate::GuestRun;
 
 /// "enqueued ran left depth" summed over every shard of every LLC.
 fn books(m: &Metrics) -> [u64; 4] {
@@ -60,9 +60,7 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         }
 
         let bname = format!("books_{name}");
-        let Some(m) = r.mon(&bname) else {
-            let out: String = r.text(&bname).chars().take(200).collect();
-            v.fail(&bname, format!("no monitor output: {out}"));
+        let Some(m) = r.mon_or_fail(&bname, v, &bname) else {
             continue;
         };
         let [e, ran, left, depth] = books(&m);

@@ -34,13 +34,8 @@ N=$(nproc)
 T_START=$(now_cs)
 
 info "uname -r: $(uname -r), $N CPUs, SIS_CHAOS_SECS=$SECS rate=$RATE/s pair=${PAIR_SECS}s"
-check_topology
-if [ ! -f "$SCX_DIR/state" ] || [ "$(rel_state)" != disabled ] || [ ! -x /bin/scx_sis ]; then
-  fail preconditions "state=$(rel_state) (want disabled), /bin/scx_sis $([ -x /bin/scx_sis ] && echo present || echo missing)"
-  finish
-fi
+guest_open
 [ -p /tmp/rel_nap.fifo ] || mkfifo /tmp/rel_nap.fifo
-dmesg_lines0=$(dmesg | wc -l)
 
 # The tunables to draw from; balance-lag-us only where this scx_sis has it.
 FIELDS="prev-bias idle-core wake-sync cross-llc wakeq sis-util prev-bias-threshold sis-util-period-us slice-us wakeq-shards preset"
@@ -216,13 +211,8 @@ watch_until() {
 # --------------------------------------------------------------------------- start
 # shellcheck disable=SC2086
 # The wakequeue on from the start, so that its books are exercised however the draws fall.
-if start_sched --wakeq on --stats-interval 1 --exit-dump-len 262144 ${SIS_SCHED_ARGS:-}; then
-  pass sched_enabled "ops=$(scx_ops) after $(fmt_cs "$SCHED_START_CS")s"
-else
-  fail sched_enabled "$SCHED_START_ERR; last log line: $(tail -n 1 "$SCHED_LOG" | cut -c1-200)"
-  finish
-fi
-DAEMON=$SCHED_PID
+guest_start --wakeq on --stats-interval 1 --exit-dump-len 262144 ${SIS_SCHED_ARGS:-}
+DAEMON=$GUEST_DAEMON
 info "$(grep -m1 '^policy:' "$SCHED_LOG" | cut -c1-300)"
 STARTS0=$(rel_count 'scx_sis on kernel' "$SCHED_LOG")
 RESTARTS0=$(rel_count 'asked for a restart' "$SCHED_LOG")
@@ -335,7 +325,7 @@ MON_WIN_FILE=/tmp/chaos_mon
 mon_window_stop chaos_books
 
 # --------------------------------------------------------------------------- survived
-ej=$(rel_ejections $((dmesg_lines0 + 1)))
+ej=$(rel_ejections $((GUEST_DMESG0 + 1)))
 r1=$(rel_count 'asked for a restart' "$SCHED_LOG")
 s1=$(rel_count 'scx_sis on kernel' "$SCHED_LOG")
 d="state=$(rel_state) at the end, $WATCH_BAD of $WATCH_SAMPLES samples not enabled/daemon gone${WATCH_FIRST_BAD:+ (first: $WATCH_FIRST_BAD)}; daemon pid $DAEMON alive=$(sched_alive && echo yes || echo no) ejections=$ej restarts=$((r1 - RESTARTS0)) starts=$((s1 - STARTS0)) tunables lines=$(rel_count 'tunables generation' "$SCHED_LOG")"
@@ -348,22 +338,6 @@ else
     sed -n '/DEBUG DUMP/,$p' "$SCHED_LOG" | head -n 400
   fi
 fi
-errs=$(scx_dmesg_errors $((dmesg_lines0 + 1)))
-if [ -z "$errs" ]; then
-  pass dmesg_clean "no sched_ext error / stall / BUG / WARNING in dmesg"
-else
-  fail dmesg_clean "$(echo "$errs" | head -n 3 | tr '\n' '|')"
-fi
-
-t0=$(now_cs)
-stop_sched 20
-rc=$?
-wait_state disabled 5
-d="rc=$rc state=$(rel_state) after $(fmt_cs $(($(now_cs) - t0)))s; dmesg: $(dmesg | grep -i 'sched_ext' | tail -n 1 | sed 's/^\[[^]]*\] *//')"
-if [ $rc -eq 0 ] && [ "$(rel_state)" = disabled ]; then
-  pass sigint_unload "$d"
-else
-  fail sigint_unload "$d"
-fi
+guest_close dmesg_clean sigint_unload
 info "chaos took $(fmt_cs $(($(now_cs) - T_START)))s"
 finish

@@ -103,12 +103,7 @@ N=$(nproc)
 T_START=$(now_cs)
 
 info "uname -r: $(uname -r), $N CPUs, SIS_FAIR_SECS=$SECS cases: $CASES"
-check_topology
-if [ ! -f "$SCX_DIR/state" ] || [ "$(rel_state)" != disabled ] || [ ! -x /bin/scx_sis ]; then
-  fail preconditions "state=$(rel_state) (want disabled), /bin/scx_sis $([ -x /bin/scx_sis ] && echo present || echo missing)"
-  finish
-fi
-dmesg_lines0=$(dmesg | wc -l)
+guest_open
 rec kv fair_params "secs=$SECS min=$MIN nice_tol=$NICE_TOL rt_work=[$RT_WORK] rt_reps=$RT_REPS rt_max=$RT_MAX rt_rel=$RT_REL rt_moved_min=$RT_MOVED_MIN switch_min=$SWITCH_MIN attr_secs=$ATTR_SECS attr_min=$ATTR_MIN n=$N"
 
 want_case() { case " $CASES " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -387,13 +382,7 @@ done
 
 # --------------------------------------------------------------------------- scx_sis
 # shellcheck disable=SC2086
-if start_sched ${SIS_SCHED_ARGS:-}; then
-  pass sched_enabled "ops=$(scx_ops) after $(fmt_cs "$SCHED_START_CS")s"
-else
-  fail sched_enabled "$SCHED_START_ERR; last log line: $(tail -n 1 "$SCHED_LOG" | cut -c1-200)"
-  finish
-fi
-DAEMON=$SCHED_PID
+guest_start ${SIS_SCHED_ARGS:-}
 info "$(grep -m1 'scx_sis on kernel' "$SCHED_LOG" | cut -c1-200)"
 info "$(grep -m1 '^policy:' "$SCHED_LOG" | cut -c1-300)"
 # For attribution: the kernel's own count of select_task_rq_scx() calls (a kprobe counted by perf),
@@ -413,27 +402,6 @@ done
 [ -n "$KPROBE" ] && echo "-:$KPROBE" >>"$KPROBE_EVENTS" 2>/dev/null
 
 # --------------------------------------------------------------------------- still in charge, unload
-st=$(rel_state)
-if [ "$st" = enabled ] && sched_alive && [ "$SCHED_PID" = "$DAEMON" ]; then
-  pass sched_survived "state=enabled, scx_sis pid $SCHED_PID alive, ops=$(scx_ops), restarts=$(rel_count 'asked for a restart' "$SCHED_LOG")"
-else
-  fail sched_survived "state=$st, scx_sis alive=$(sched_alive && echo yes || echo no)"
-fi
-errs=$(scx_dmesg_errors $((dmesg_lines0 + 1)))
-if [ -z "$errs" ]; then
-  pass dmesg_clean "no sched_ext error / stall / BUG / WARNING in dmesg"
-else
-  fail dmesg_clean "$(echo "$errs" | head -n 3 | tr '\n' '|')"
-fi
-t0=$(now_cs)
-stop_sched 20
-rc=$?
-wait_state disabled 5
-d="rc=$rc state=$(rel_state) after $(fmt_cs $(($(now_cs) - t0)))s; dmesg: $(dmesg | grep -i 'sched_ext' | tail -n 1 | sed 's/^\[[^]]*\] *//')"
-if [ $rc -eq 0 ] && [ "$(rel_state)" = disabled ]; then
-  pass sigint_unload "$d"
-else
-  fail sigint_unload "$d"
-fi
+guest_close
 info "fairness took $(fmt_cs $(($(now_cs) - T_START)))s"
 finish

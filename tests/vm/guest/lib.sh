@@ -2,7 +2,7 @@
 # shellcheck disable=SC2034  # SCHED_* variables are read by the scripts that source this
 # Shared helpers for the guest test scripts (busybox sh). Source it: . /tests/lib.sh
 #
-# Output conventions (parsed by tests/vm/main.rs):
+# Output conventions (parsed by tests/vm/harness.rs):
 #   SIS-TEST PASS <name> <details>     one line per check the guest makes itself (operational:
 #   SIS-TEST FAIL <name> <details>     started, unloaded, refused bad input)
 #   SIS-REC <kind> <name> <payload>    one line per record for the host to judge (tests/vm/records.rs),
@@ -191,6 +191,111 @@ check_topology() {
   else
     fail topology "$SIS_TOPO want llc=[$_want_llc] smt=[$_want_smt], got $_detail"
   fi
+}
+
+# --------------------------------------------------------------------------- opening and closing
+# A script that runs scx_sis opens with guest_open, starts it with guest_start (or its own way),
+# makes its checks, and ends with guest_close and finish.
+
+GUEST_DMESG0=0
+GUEST_DAEMON=
+
+# guest_open [NAME [BIN_NAME]]: check_topology; then sched_ext present and disabled, else fail NAME
+# (default preconditions), and /bin/scx_sis there, else fail BIN_NAME (default NAME), and finish
+# on either; then mark dmesg: dmesg_clean reads the kernel's lines from here on only, since a boot
+# under a loaded TCG host logs harmless "bug"/"failed" lines.
+guest_open() {
+  check_topology
+  _gn=${1:-preconditions}
+  _gwhy=
+  if [ ! -f "$SCX_DIR/state" ]; then
+    _gwhy="$SCX_DIR/state missing: kernel lacks CONFIG_SCHED_CLASS_EXT"
+  elif [ "$(scx_state)" != disabled ]; then
+    _gwhy="state=$(scx_state) before scx_sis started (expected disabled)"
+  elif [ ! -x /bin/scx_sis ]; then
+    _gn=${2:-$_gn}
+    _gwhy="/bin/scx_sis missing (run.sh --bin)"
+  fi
+  if [ -n "$_gwhy" ]; then
+    fail "$_gn" "$_gwhy"
+    finish
+  fi
+  GUEST_DMESG0=$(dmesg | wc -l)
+}
+
+# guest_start ARGS...: start_sched ARGS. Not enabled: fail sched_enabled with start_sched's reason
+# and the log's last line, and finish. Enabled: pass sched_enabled (ops, time to enable, ARGS), or
+# fail it if the ops are not scx_sis's, and go on. Sets GUEST_DAEMON, the daemon's PID, which
+# sched_survived expects still to be running at the end.
+guest_start() {
+  if ! start_sched "$@"; then
+    fail sched_enabled "$SCHED_START_ERR; last log line: $(tail -n 1 "$SCHED_LOG" | cut -c1-200)"
+    finish
+  fi
+  GUEST_DAEMON=$SCHED_PID
+  _gops=$(scx_ops)
+  case $_gops in
+    scx_sis*) pass sched_enabled "state=enabled ops=$_gops after $(fmt_cs "$SCHED_START_CS")s${*:+ with $*}" ;;
+    *) fail sched_enabled "state=enabled but $SCX_DIR/root/ops='$_gops' (expected scx_sis*)" ;;
+  esac
+}
+
+# guest_close [CHECK...]: the closing checks, in the order given (default: sched_survived
+# dmesg_clean sigint_unload), each one SIS-TEST line of that name:
+#   sched_survived  sched_ext still enabled and the daemon alive, the PID guest_start started (a
+#                   watchdog ejection, a BPF error or a restart by the script fails it)
+#   dmesg_clean     no scx_dmesg_errors line since guest_open's mark (the whole dmesg without one)
+#   sigint_unload   SIGINT: scx_sis exits 0 and sched_ext is disabled within 5 s
+#   unload          SIGINT: scx_sis exits 0 (the state is shown, not checked)
+# The caller then calls finish.
+guest_close() {
+  [ $# -gt 0 ] || set -- sched_survived dmesg_clean sigint_unload
+  for _gc in "$@"; do
+    case $_gc in
+      sched_survived)
+        _gst=$(scx_state)
+        if [ "$_gst" = enabled ] && sched_alive && { [ -z "$GUEST_DAEMON" ] || [ "$SCHED_PID" = "$GUEST_DAEMON" ]; }; then
+          pass sched_survived "state=enabled, scx_sis pid $SCHED_PID alive, ops=$(scx_ops), restarts=$(rel_count 'asked for a restart' "$SCHED_LOG")"
+        else
+          fail sched_survived "state=$_gst, scx_sis alive=$(sched_alive && echo yes || echo no)"
+        fi
+        ;;
+      dmesg_clean)
+        _gerrs=$(scx_dmesg_errors $((GUEST_DMESG0 + 1)))
+        if [ -z "$_gerrs" ]; then
+          pass dmesg_clean "no sched_ext error / stall / BUG / WARNING in dmesg"
+        else
+          fail dmesg_clean "$(echo "$_gerrs" | head -n 3 | tr '\n' '|')"
+        fi
+        ;;
+      sigint_unload)
+        _gt0=$(now_cs)
+        stop_sched 20
+        _grc=$?
+        if wait_state disabled 5; then
+          _gst=state=disabled
+        else
+          _gst="state=$(scx_state) 5s after exit"
+        fi
+        _gd="rc=$_grc $_gst after $(fmt_cs $(($(now_cs) - _gt0)))s; dmesg: $(dmesg | grep -i 'sched_ext' | tail -n 1 | sed 's/^\[[^]]*\] *//')"
+        if [ $_grc -eq 0 ] && [ "$_gst" = state=disabled ]; then
+          pass sigint_unload "$_gd"
+        else
+          fail sigint_unload "$_gd"
+        fi
+        ;;
+      unload)
+        stop_sched 20
+        _grc=$?
+        if [ $_grc -eq 0 ]; then
+          pass unload "rc=0 state=$(scx_state)"
+        else
+          fail unload "rc=$_grc state=$(scx_state)"
+        fi
+        ;;
+      *) fail guest_close "no closing check called '$_gc'" ;;
+    esac
+  done
 }
 
 # wait_trace_on: wait up to 10 s for a `scx_sis trace` just started to switch the trace on

@@ -47,11 +47,7 @@ T_START=$(now_cs)
 rec kv rel_params "secs=$SECS aff=$AFF kw_max_cs=$KW_MAX n=$N hcpu=$HCPU"
 
 info "uname -r: $(uname -r), $N CPUs, SIS_REL_SECS=$SECS affinity window ${AFF}s"
-check_topology
-if [ ! -f "$SCX_DIR/state" ] || [ "$(rel_state)" != disabled ] || [ ! -x /bin/scx_sis ]; then
-  fail preconditions "state=$(rel_state) (want disabled), /bin/scx_sis $([ -x /bin/scx_sis ] && echo present || echo missing)"
-  finish
-fi
+guest_open
 
 # Per-CPU kthreads (ksoftirqd/N, kworker/N:M) as pid:cpu, listed now: /proc is slow to walk under
 # load.

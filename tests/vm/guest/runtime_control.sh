@@ -13,13 +13,7 @@ PIN=/sys/fs/bpf/scx_sis/tunables
 THRESH=${SIS_PREV_BIAS_THRESHOLD:-500}
 
 info "uname -r: $(uname -r)"
-check_topology
-
-if [ ! -f "$SCX_DIR/state" ] || [ "$(scx_state)" != disabled ] || [ ! -x /bin/scx_sis ]; then
-  fail preconditions "state=$(scx_state) (want disabled), /bin/scx_sis $([ -x /bin/scx_sis ] && echo present || echo missing)"
-  finish
-fi
-dmesg_lines0=$(dmesg | wc -l)
+guest_open
 t_start=$(now_cs)
 
 # sample PHASE: one `monitor --json --interval 2 --count 1` object as record mon PHASE, its rc
@@ -41,12 +35,7 @@ tune() {
 oneline() { tr '\n' '|' <"$1" | cut -c1-300; }
 
 # --------------------------------------------------------------------------- start + workload
-if start_sched --prev-bias-threshold "$THRESH" --stats-interval 5; then
-  pass sched_enabled "ops=$(scx_ops) --prev-bias-threshold $THRESH, enabled after $(fmt_cs "$SCHED_START_CS")s"
-else
-  fail sched_enabled "$SCHED_START_ERR; last log line: $(tail -n 1 "$SCHED_LOG" | cut -c1-200)"
-  finish
-fi
+guest_start --prev-bias-threshold "$THRESH" --stats-interval 5
 # shellcheck disable=SC2086  # word splitting intended
 start_bg_loop ${SIS_WORKLOAD:-/bin/scx_sis_lab wakelat --runtime 4 --warmup 0}
 info "workload loop pid $BG_LOOP_PID: ${SIS_WORKLOAD:-/bin/scx_sis_lab wakelat --runtime 4 --warmup 0}"
@@ -235,11 +224,6 @@ fi
 
 # --------------------------------------------------------------------------- workload, dmesg
 check_bg_loop workload 30 runs
-errs=$(scx_dmesg_errors $((dmesg_lines0 + 1)))
-if [ -z "$errs" ]; then
-  pass dmesg_clean "no sched_ext error / stall / BUG / WARNING in dmesg"
-else
-  fail dmesg_clean "$(echo "$errs" | head -n 3 | tr '\n' '|')"
-fi
+guest_close dmesg_clean
 info "runtime_control took $(fmt_cs $(($(now_cs) - t_start)))s"
 finish

@@ -11,13 +11,8 @@
 . /tests/lib.sh
 
 hb_args=${SIS_HACKBENCH_ARGS:--g 2 -l 100}
-check_topology
-
-if ! start_sched --stats-interval 60; then
-  fail sched_enabled "$SCHED_START_ERR"
-  finish
-fi
-pass sched_enabled "ops=$(scx_ops)"
+guest_open
+guest_start --stats-interval 60
 
 # window PHASE CMD...: one monitor window over CMD, recorded as mon PHASE.
 window() {
@@ -63,10 +58,6 @@ tune --steal-min-us 100000
 window hb_lazy hackbench $hb_args
 tune --steal-min-us 500
 
-if sched_alive && [ "$(scx_state)" = enabled ]; then
-  pass sched_survived "state=enabled"
-else
-  fail sched_survived "state=$(scx_state)"
-fi
+guest_close sched_survived
 stop_sched
 finish

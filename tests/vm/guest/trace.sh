@@ -9,14 +9,8 @@
 
 hb_args=${SIS_HACKBENCH_ARGS:--g 2 -l 60}
 pipe_loops=${SIS_PIPE_LOOPS:-5000}
-check_topology
-dmesg_lines0=$(dmesg | wc -l)
-
-if ! start_sched --stats-interval 60; then
-  fail sched_enabled "$SCHED_START_ERR"
-  finish
-fi
-pass sched_enabled "ops=$(scx_ops)"
+guest_open
+guest_start --stats-interval 60
 
 # traced NAME TRACE-ARGS -- CMD...: trace while CMD runs. The trace starts first and is stopped
 # (SIGINT) once CMD is done, so the workload lies inside the window and the counters read at
@@ -108,15 +102,5 @@ else
   fail sched_small_ring "$SCHED_START_ERR"
 fi
 
-if stop_sched; then
-  pass unload "rc=0 state=$(scx_state)"
-else
-  fail unload "rc=$? state=$(scx_state)"
-fi
-errs=$(scx_dmesg_errors $((dmesg_lines0 + 1)))
-if [ -z "$errs" ]; then
-  pass dmesg_clean
-else
-  fail dmesg_clean "$(echo "$errs" | head -n 5 | tr '\n' '|')"
-fi
+guest_close unload dmesg_clean
 finish

@@ -9,15 +9,8 @@
 shards=${SIS_WAKEQ_SHARDS:-2}
 wl_secs=${SIS_WAKELAT_SECS:-4}
 hb_args=${SIS_HACKBENCH_ARGS:--g 2 -l 100}
-check_topology
-# Only what the kernel says from here on: boot under a loaded TCG host logs harmless "bug"/"failed".
-dmesg_lines0=$(dmesg | wc -l)
-
-if ! start_sched --stats-interval 60; then
-  fail sched_enabled "$SCHED_START_ERR"
-  finish
-fi
-pass sched_enabled "ops=$(scx_ops)"
+guest_open
+guest_start --stats-interval 60
 
 # run_config NAME EXPECT TUNE-ARGS...: switch live, run wakelat then hackbench while a monitor
 # window covers both. Records for tests/vm/wakeq.rs (completes_NAME, books_NAME, a SIS-TABLE row):
@@ -93,13 +86,5 @@ rec kv toggle "rc=$_trc failed_tunes=$bad state=$(scx_state) alive=$(sched_alive
 rec_lines text hb_toggle /tmp/hb_tog.out
 rec_mon toggle_final /tmp/final.json
 
-errs=$(scx_dmesg_errors $((dmesg_lines0 + 1)))
-if [ -z "$errs" ]; then
-  pass dmesg_clean "no sched_ext error / stall in dmesg"
-else
-  fail dmesg_clean "$(echo "$errs" | head -n 3 | tr '\n' '|')"
-fi
-stop_sched 20
-_rc=$?
-if [ $_rc -eq 0 ]; then pass unload "rc=0 state=$(scx_state)"; else fail unload "rc=$_rc"; fi
+guest_close dmesg_clean unload
 finish

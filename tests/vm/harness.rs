@@ -1,0 +1,325 @@
+//! The VM harness: fetch a kernel, take a VM slot, boot it with a guest script, and turn the
+//! console into a `GuestRun` (its SIS-TEST lines and SIS-REC records) that `check` judges.
+//!
+//! VM runs share the host through `vm_slot`, a read-write lock: a run takes it shared, so as many
+//! run at once as `--test-threads` lets; a script of `RUNS_ALONE`, or any run on a host with fewer
+//! than 2 cores, takes it exclusively and runs with no other VM. Kernel fetches take `FETCH_LOCK`,
+//! one at a time.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Instant;
+
+use crate::records::{say, Records, Verdicts};
+
+/// Guest runs share the host two at a time (`--test-threads=2`): single-threaded TCG keeps one
+/// host core busy per VM, so a second VM on a 2-core host nearly halves the suite's time. The
+/// scripts in `RUNS_ALONE` judge wall times or CPU shares that a neighbour VM would stretch, so
+/// they take the lock exclusively; so does every run on a host with fewer than 2 cores.
+static VM_SLOTS: RwLock<()> = RwLock::new(());
+const RUNS_ALONE: [&str; 3] = ["fairness.sh", "policy.sh", "foundation.sh"];
+/// One kernel fetch at a time: two runs of one series would unpack into the same cache.
+static FETCH_LOCK: Mutex<()> = Mutex::new(());
+
+#[allow(dead_code)] // held for its Drop only
+pub(crate) enum VmSlot {
+    Shared(RwLockReadGuard<'static, ()>),
+    Alone(RwLockWriteGuard<'static, ()>),
+}
+
+/// The slot a guest run of `script` holds while its VM runs.
+pub(crate) fn vm_slot(script: &str) -> VmSlot {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if RUNS_ALONE.contains(&script) || cores < 2 {
+        VmSlot::Alone(VM_SLOTS.write().unwrap_or_else(|e| e.into_inner()))
+    } else {
+        VmSlot::Shared(VM_SLOTS.read().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+const DEFAULT_KERNELS: &str = "6.12 7";
+
+/// Outcome of one guest script run.
+pub struct GuestRun {
+    /// The series asked for ("6.12") and the release it fetched.
+    pub kernel: String,
+    pub release: String,
+    pub script: String,
+    pub topo: String,
+    /// scripts/vm/run.sh's exit status: the guest script's, or 124 when the VM timed out.
+    pub rc: i32,
+    /// How long the VM ran, boot to power-off.
+    pub secs: u64,
+    pub console: String,
+    /// The guest's `SIS-TEST PASS ...` and `SIS-TEST FAIL ...` lines.
+    pub passes: Vec<String>,
+    pub fails: Vec<String>,
+    pub records: Records,
+}
+
+/// A script's host-side checks: verdicts on the run's records.
+pub(crate) type Judge = fn(&GuestRun, &mut Verdicts);
+
+pub(crate) fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub(crate) fn skip_all() -> bool {
+    std::env::var("SCX_SIS_SKIP_VM")
+        .map(|v| v == "1")
+        .unwrap_or(false)
+}
+
+/// Kernel series selected by SCX_SIS_VM_KERNELS (space or comma separated).
+pub(crate) fn selected_kernels() -> Vec<String> {
+    let v = std::env::var("SCX_SIS_VM_KERNELS").unwrap_or_else(|_| DEFAULT_KERNELS.to_string());
+    series_list(&v)
+}
+
+/// A list of kernel series, space or comma separated (SCX_SIS_VM_KERNELS, SCX_SIS_MATRIX).
+pub(crate) fn series_list(v: &str) -> Vec<String> {
+    v.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// `scripts/kernels.sh fetch SERIES` -> (vmlinuz, config, release).
+pub(crate) fn fetch_kernel(series: &str) -> (String, String, String) {
+    let _guard = FETCH_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let k = scx_sis::kernels::fetch(&repo(), series).unwrap_or_else(|e| panic!("{e:#}"));
+    (k.vmlinuz, k.config, k.release)
+}
+
+/// The command line packaging/scx_sis.service starts: its ExecStart with the flags of
+/// packaging/scx_sis.default (the unit's EnvironmentFile) substituted, as systemd would.
+fn unit_exec() -> String {
+    let read = |f: &str| {
+        std::fs::read_to_string(repo().join("packaging").join(f))
+            .unwrap_or_else(|e| panic!("packaging/{f}: {e}"))
+    };
+    let value = |text: &str, key: &str| -> String {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} line in packaging/"))
+            .trim()
+            .trim_matches('"')
+            .to_string()
+    };
+    let exec = value(&read("scx_sis.service"), "ExecStart=");
+    let flags = value(&read("scx_sis.default"), "SCX_SIS_FLAGS=");
+    exec.replace("${SCX_SIS_FLAGS}", &flags)
+        .replace("$SCX_SIS_FLAGS", &flags)
+}
+
+/// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis, /bin/scx_sis_lab
+/// and `env` (K=V).
+pub(crate) fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
+    // SCX_SIS_VM_TIMEOUT, else the test's own (SIS_VM_TIMEOUT=S in its env), else 900 s.
+    let own = env.iter().find_map(|kv| kv.strip_prefix("SIS_VM_TIMEOUT="));
+    let timeout =
+        std::env::var("SCX_SIS_VM_TIMEOUT").unwrap_or_else(|_| own.unwrap_or("900").to_string());
+    run_guest_for(series, script, topo, env, &timeout)
+}
+
+/// `run_guest` with its own timeout in seconds.
+fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: &str) -> GuestRun {
+    let (vmlinuz, config, release) = fetch_kernel(series);
+    let _slot = vm_slot(script);
+    let t0 = Instant::now();
+    let log = std::env::temp_dir().join(format!(
+        "scx_sis-vm-{}-{}-{}-{}.log",
+        series,
+        script.trim_end_matches(".sh"),
+        topo,
+        std::process::id()
+    ));
+    let guest = repo().join("tests/vm/guest").join(script);
+    let mut cmd = Command::new(repo().join("scripts/vm/run.sh"));
+    cmd.args(["--kernel", &vmlinuz, "--config", &config])
+        .args(["--bin", env!("CARGO_BIN_EXE_scx_sis")])
+        .args(["--extra", env!("CARGO_BIN_EXE_scx_sis_lab")])
+        .arg("--guest")
+        .arg(&guest)
+        .args(["--topo", topo, "--timeout", timeout, "--quiet"])
+        .arg("--log")
+        .arg(&log);
+    for kv in env {
+        cmd.args(["--env", kv]);
+    }
+    cmd.args(["--env", &format!("SIS_UNIT_EXEC={}", unit_exec())]);
+    say(&format!(
+        "vm: {script} on {release} ({series}), topo {topo}: running (console in {})",
+        log.display()
+    ));
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .status()
+        .expect("run scripts/vm/run.sh");
+    let rc = status.code().unwrap_or(-1);
+    let secs = t0.elapsed().as_secs();
+    let console = read_console(&log);
+    let _ = std::fs::remove_file(&log);
+    let pick = |tag: &str| -> Vec<String> {
+        console
+            .lines()
+            .filter_map(|l| l.find(tag).map(|i| l[i..].trim_end().to_string()))
+            .collect()
+    };
+    GuestRun {
+        kernel: series.to_string(),
+        release,
+        script: script.to_string(),
+        topo: topo.to_string(),
+        rc,
+        secs,
+        passes: pick("SIS-TEST PASS "),
+        fails: pick("SIS-TEST FAIL "),
+        records: Records::parse(&console),
+        console,
+    }
+}
+
+fn read_console(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).replace('\r', "")
+}
+
+/// Judge the run's records, print the SIS-TEST lines and the verdicts; on any failure print the
+/// whole console and panic.
+pub(crate) fn check(run: &GuestRun, judge: Judge) {
+    if let (_, _, Some(msg)) = report(run, judge) {
+        panic!("{msg}");
+    }
+}
+
+/// `check` without the panic: the verdicts passed and failed, and on any failure (after the
+/// console was printed) the message `check` panics with.
+pub(crate) fn report(run: &GuestRun, judge: Judge) -> (usize, usize, Option<String>) {
+    let mut v = Verdicts::default();
+    // A judge that panics (a record missing or malformed) is a failed verdict of its own.
+    if let Err(e) = catch_unwind(AssertUnwindSafe(|| judge(run, &mut v))) {
+        let msg = e
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        v.fail("judge", format!("could not rule on the records: {msg}"));
+    }
+    let passes = run.passes.len() + v.passes.len();
+    let fails: Vec<&String> = run.fails.iter().chain(&v.fails).collect();
+    say(&format!(
+        "vm: {} on {} (topo {}): rc={} after {} s, passed={} failed={} (host verdicts: {} passed, {} failed)",
+        run.script,
+        run.release,
+        run.topo,
+        run.rc,
+        run.secs,
+        passes,
+        fails.len(),
+        v.passes.len(),
+        v.fails.len()
+    ));
+    for l in run.console.lines().filter(|l| l.contains("SIS-TEST ")) {
+        say(&format!("    {}", l.trim()));
+    }
+    for l in &v.lines {
+        say(&format!("    {l}"));
+    }
+    let ok = run.rc == 0 && passes > 0 && fails.is_empty();
+    if !ok {
+        say(&format!(
+            "===== guest console: {} on {} =====\n{}\n===== end of console =====",
+            run.script, run.release, run.console
+        ));
+        let msg = format!(
+            "{} on kernel {} ({}): rc={}, {} passed, {} failed: {:?}{}",
+            run.script,
+            run.kernel,
+            run.release,
+            run.rc,
+            passes,
+            fails.len(),
+            fails,
+            kernel_report(&run.console)
+        );
+        return (passes, fails.len(), Some(msg));
+    }
+    (passes, 0, None)
+}
+
+/// No host-side checks.
+pub(crate) fn no_judge(_: &GuestRun, _: &mut Verdicts) {}
+
+/// The kernel's own account of a stall or error (an RCU stall splat with its backtraces, say),
+/// from its first line on, for the panic message: CI logs keep the message but may cut the
+/// console printed before it.
+fn kernel_report(console: &str) -> String {
+    const FIRST: [&str; 5] = [
+        "rcu: INFO:",
+        "detected stall",
+        "runnable task stall",
+        "watchdog: BUG:",
+        "Call Trace:",
+    ];
+    let lines: Vec<&str> = console.lines().collect();
+    match lines
+        .iter()
+        .position(|l| FIRST.iter().any(|f| l.contains(f)))
+    {
+        Some(at) => format!(
+            "\n----- kernel report (console from its first line, 60 lines) -----\n{}",
+            lines[at..]
+                .iter()
+                .take(60)
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        None => String::new(),
+    }
+}
+
+/// Whether a VM test of `what` runs on `series`; says why when it is skipped.
+pub(crate) fn runs_on(series: &str, what: &str) -> bool {
+    let why = if skip_all() {
+        "SCX_SIS_SKIP_VM=1"
+    } else if !selected_kernels().iter().any(|k| k == series) {
+        "not in SCX_SIS_VM_KERNELS"
+    } else {
+        return true;
+    };
+    say(&format!("vm: {what} on {series}: skipped ({why})"));
+    false
+}
+
+/// Run `script` on `series` if that series is selected and `check` it with `judge`; returns
+/// false when skipped.
+pub(crate) fn vm_case(series: &str, script: &str, topo: &str, env: &[&str], judge: Judge) -> bool {
+    if !runs_on(series, script) {
+        return false;
+    }
+    let run = run_guest(series, script, topo, env);
+    check(&run, judge);
+    true
+}
+
+/// A long run of `script` on series 7 with its own `timeout` (seconds), judged by `judge`: runs
+/// only with SCX_SIS_LONG=1 (`scripts/test.sh --long`), so the default suite stays short.
+pub(crate) fn long_case(script: &str, env: &[&str], timeout: &str, judge: Judge) {
+    let what = format!("{script} --long");
+    if std::env::var("SCX_SIS_LONG").as_deref() != Ok("1") {
+        say(&format!(
+            "vm: {what} on 7: skipped (SCX_SIS_LONG=1 runs it)"
+        ));
+        return;
+    }
+    if !runs_on("7", &what) {
+        return;
+    }
+    check(&run_guest_for("7", script, "2llc-smt", env, timeout), judge);
+}
