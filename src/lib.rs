@@ -17,7 +17,7 @@ pub mod verifier;
 
 // Loading and running the scheduler.
 pub mod features;
-pub mod ops_mechanism;
+pub mod kernel_ops;
 pub mod preflight;
 pub mod scheduler;
 

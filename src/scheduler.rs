@@ -20,7 +20,7 @@ use crate::exit::Cause;
 use crate::policy::Curve;
 use crate::stats::{self, Metrics};
 use crate::topology::{self, Layout};
-use crate::{counters, curves, ops_mechanism, preflight, tunables, verifier};
+use crate::{counters, curves, kernel_ops, preflight, tunables, verifier};
 
 pub const OPS_NAME: &str = "scx_sis";
 
@@ -175,7 +175,7 @@ impl<'a> Scheduler<'a> {
         fill_rodata(&mut skel, &layout);
         eprintln!(
             "{}",
-            ops_mechanism::configure(&mut skel, opts.queued_wakeup)?.report()
+            kernel_ops::configure(&mut skel, opts.queued_wakeup)?.report()
         );
         skel.maps
             .trace_ring

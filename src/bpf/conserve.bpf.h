@@ -51,7 +51,7 @@ __noinline int conservation_sample(u64 now, u64 period, u64 min)
 
 			if (!cctx)
 				continue;
-			if (!cctx->running && !cctx->released)
+			if (!cctx->running && !cctx->held)
 				conserve_idle++;
 			if (conserve_waiting || !work_maybe(cpu))
 				continue;

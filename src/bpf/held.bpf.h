@@ -44,9 +44,9 @@ static __always_inline bool cpu_held(s32 cpu, u64 now)
 	if (!nr_held_cpus)
 		return false;
 	cctx = cpu_ctx(cpu);
-	if (!cctx || !cctx->released)
+	if (!cctx || !cctx->held)
 		return false;
-	return !cctx->released_stop || now - cctx->released_at > SIS_STOPPER_HOLD_NS;
+	return !cctx->held_by_stopper || now - cctx->held_since > SIS_STOPPER_HOLD_NS;
 }
 
 /*
@@ -62,7 +62,7 @@ static __always_inline bool cpu_held_since(s32 cpu, u64 since)
 	if (!cpu_held(cpu, since))
 		return false;
 	cctx = cpu_ctx(cpu);
-	return cctx && cctx->released_at <= since;
+	return cctx && cctx->held_since <= since;
 }
 
 /*
@@ -97,13 +97,13 @@ static __always_inline bool hold_begin(s32 cpu, bool stopper)
 
 	if (!cctx)
 		return !stopper;
-	if (cctx->released && (stopper || !cctx->released_stop))
+	if (cctx->held && (stopper || !cctx->held_by_stopper))
 		return false;
-	if (!cctx->released)
+	if (!cctx->held)
 		__sync_fetch_and_add(&nr_held_cpus, 1);
-	cctx->released = 1;
-	cctx->released_stop = stopper;
-	cctx->released_at = now_ns();
+	cctx->held = 1;
+	cctx->held_by_stopper = stopper;
+	cctx->held_since = now_ns();
 	return !stopper;
 }
 
@@ -112,8 +112,8 @@ static __always_inline void hold_end(s32 cpu)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
 
-	if (cctx && cctx->released) {
-		cctx->released = 0;
+	if (cctx && cctx->held) {
+		cctx->held = 0;
 		__sync_fetch_and_sub(&nr_held_cpus, 1);
 	}
 }

@@ -84,9 +84,9 @@ struct sis_cpu_ctx {
 	u32 running;	       /* an ext task is on this CPU right now */
 	u64 stopped_at;	       /* when the last task stopped: a long gap means it idled */
 	u64 remote_balance_at; /* last look at other LLCs for a lagging task */
-	u64 released_at;
-	u32 released;	   /* a higher sched class holds it (cpu_release .. cpu_acquire) */
-	u32 released_stop; /* ... and it was the migration stopper that took it */
+	u64 held_since;	       /* when the hold began */
+	u32 held;	       /* a higher sched class holds it (cpu_release .. cpu_acquire) */
+	u32 held_by_stopper;   /* ... and it was the migration stopper that took it */
 	/* The trace: the reason + 1 of the last move to this CPU since a task last started here. */
 	u32 trace_moved;
 	/* Scratch mask for "LLC and the task's affinity" while placing. */

@@ -3,7 +3,7 @@
 //! stress, unload), runtime_control.sh, and fairness.sh's rt case alone (a busy loop whose CPU a
 //! SCHED_FIFO hog takes, then hackbench beside such a hog; EEVDF then scx_sis in one boot). A
 //! failed run (or a series that cannot be fetched) does not stop the others; a series that does
-//! not load is not run further. Ends with a table per kernel (what loaded, what passed, the RT
+//! not load is not run further. Ends with a table per kernel (what loaded, what passed, the held-CPU
 //! mechanism the daemon chose, whether every dmesg check was clean, minutes taken) and fails if
 //! any run failed, except a series of `DOCUMENTED_NO_LOAD` refused as documented. Skipped unless
 //! SCX_SIS_MATRIX is set, so the default run and CI are unchanged.
@@ -31,12 +31,12 @@ fn named<'a>(run: &'a GuestRun, name: &str) -> (Vec<&'a String>, Vec<&'a String>
     (pick(&run.passes), pick(&run.fails))
 }
 
-/// The RT mechanism foundation.sh read from the daemon's `rt takeover: MECHANISM ...; ops
+/// The held-CPU mechanism foundation.sh read from the daemon's `held CPUs: MECHANISM ...; ops
 /// flags: ...` line: its first word, and the whole line.
-fn rt_mechanism(run: &GuestRun) -> Option<(String, String)> {
-    let (passes, _) = named(run, "rt_mechanism");
-    let line = &passes.first()?[passes.first()?.find("rt takeover: ")?..];
-    let word = line["rt takeover: ".len()..].split_whitespace().next()?;
+fn held_mechanism(run: &GuestRun) -> Option<(String, String)> {
+    let (passes, _) = named(run, "held_mechanism");
+    let line = &passes.first()?[passes.first()?.find("held CPUs: ")?..];
+    let word = line["held CPUs: ".len()..].split_whitespace().next()?;
     Some((word.trim_end_matches(';').to_string(), line.to_string()))
 }
 
@@ -71,7 +71,7 @@ pub(crate) fn run() {
         ),
     ];
     let mut rows = vec![
-        "| series | kernel | loads | foundation | runtime_control | RT hog | RT mechanism | dmesg clean | min |"
+        "| series | kernel | loads | foundation | runtime_control | RT hog | held mechanism | dmesg clean | min |"
             .to_string(),
         "|---|---|---|---|---|---|---|---|---:|".to_string(),
     ];
@@ -128,7 +128,7 @@ pub(crate) fn run() {
                 }
             }
             if script == "foundation.sh" {
-                if let Some((word, line)) = rt_mechanism(&run) {
+                if let Some((word, line)) = held_mechanism(&run) {
                     mech = format!("`{word}`");
                     lines.push(format!("{release}: {line}"));
                 }

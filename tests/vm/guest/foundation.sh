@@ -11,13 +11,13 @@ guest_open sched_ext_available scx_sis_binary
 # shellcheck disable=SC2086  # word splitting intended
 guest_start ${SIS_SCHED_ARGS:-}
 
-# --- the daemon names how RT/deadline takeovers reach it and the ops flags it set
-mech=$(grep -m1 '^rt takeover: ' "$SCHED_LOG" || true)
+# --- the daemon names how it learns a higher class holds a CPU and the ops flags it set
+mech=$(grep -m1 '^held CPUs: ' "$SCHED_LOG" || true)
 if [ -n "$mech" ]; then
-  pass rt_mechanism "$mech"
+  pass held_mechanism "$mech"
   info "$(grep -m1 '^verifier:' "$SCHED_LOG" || echo 'no verifier line')"
 else
-  fail rt_mechanism "no 'rt takeover:' line in the scheduler's log"
+  fail held_mechanism "no 'held CPUs:' line in the scheduler's log"
 fi
 
 # --- workloads under scx_sis

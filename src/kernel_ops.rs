@@ -1,5 +1,6 @@
-//! What this kernel's sched_ext_ops gets before load: how RT and deadline takeovers of a CPU
-//! reach the scheduler, which ops flags are set, and a refusal if the kernel lacks an op we need.
+//! What this kernel's sched_ext_ops gets before load: how the scheduler learns that a higher
+//! class holds a CPU (a held CPU), which ops flags are set, and a refusal if the kernel lacks an op
+//! we need.
 
 use anyhow::{bail, Result};
 use scx_utils::compat::{self, ksym_exists, struct_has_field};
@@ -24,14 +25,14 @@ const BASE_OPS: [&str; 11] = [
 
 /// How the scheduler learns that a higher sched class took a CPU and gave it back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RtMechanism {
+pub enum HeldMechanism {
     /// 6.19+: the sched_switch tracepoint, with a reenqueue callable from anywhere.
     SchedSwitch,
     /// 6.12..6.18: ops.cpu_release / ops.cpu_acquire (deprecated from 6.19).
     CpuRelease,
 }
 
-impl RtMechanism {
+impl HeldMechanism {
     /// The tracepoint where the kernel can reenqueue a local DSQ outside ops.cpu_release:
     /// scx_bpf_reenqueue_local's v2 (6.19), the kfunc sis_sched_switch calls
     /// (scx_bpf_reenqueue_local_from_anywhere() does nothing without it). The generic
@@ -65,7 +66,7 @@ impl RtMechanism {
 }
 
 /// The ops members @mechanism needs that @has_member says the kernel lacks.
-fn missing_ops(mechanism: RtMechanism, has_member: impl Fn(&str) -> bool) -> Vec<&'static str> {
+fn missing_ops(mechanism: HeldMechanism, has_member: impl Fn(&str) -> bool) -> Vec<&'static str> {
     BASE_OPS
         .iter()
         .chain(mechanism.ops())
@@ -99,17 +100,17 @@ fn flags(queued_wakeup: bool) -> [(&'static str, u64, bool); 4] {
 /// What was chosen for this load, for the startup line.
 #[derive(Debug, Clone)]
 pub struct Chosen {
-    pub mechanism: RtMechanism,
+    pub mechanism: HeldMechanism,
     pub flags: Vec<&'static str>,
     /// Flags asked for that this kernel does not know.
     pub unknown: Vec<&'static str>,
 }
 
 impl Chosen {
-    /// One line, e.g. "rt takeover: ops.cpu_release/cpu_acquire; ops flags: ENQ_LAST|...".
+    /// One line, e.g. "held CPUs: ops.cpu_release/cpu_acquire; ops flags: ENQ_LAST|...".
     pub fn report(&self) -> String {
         let mut line = format!(
-            "rt takeover: {}; ops flags: {}",
+            "held CPUs: {}; ops flags: {}",
             self.mechanism.describe(),
             if self.flags.is_empty() {
                 "none".to_string()
@@ -127,7 +128,7 @@ impl Chosen {
 /// Choose the mechanism and the flags for this kernel and set them on the open skeleton;
 /// an error when the kernel's sched_ext_ops lacks a member the choice needs.
 pub fn configure(skel: &mut OpenBpfSkel<'_>, queued_wakeup: bool) -> Result<Chosen> {
-    let mechanism = RtMechanism::detect();
+    let mechanism = HeldMechanism::detect();
     let missing = missing_ops(mechanism, |m| {
         struct_has_field("sched_ext_ops", m).unwrap_or(false)
     });
@@ -158,7 +159,7 @@ pub fn configure(skel: &mut OpenBpfSkel<'_>, queued_wakeup: bool) -> Result<Chos
 
     let ops = skel.struct_ops.sis_ops_mut();
     ops.flags |= bits;
-    if mechanism == RtMechanism::SchedSwitch {
+    if mechanism == HeldMechanism::SchedSwitch {
         // Deprecated from 6.19: with them set the kernel warns at every load.
         ops.cpu_acquire = std::ptr::null_mut();
         ops.cpu_release = std::ptr::null_mut();
@@ -179,27 +180,27 @@ mod tests {
 
     #[test]
     fn the_tracepoint_needs_a_reenqueue_from_anywhere() {
-        assert_eq!(RtMechanism::choose(|_| false), RtMechanism::CpuRelease);
+        assert_eq!(HeldMechanism::choose(|_| false), HeldMechanism::CpuRelease);
         assert_eq!(
-            RtMechanism::choose(|k| k == "scx_bpf_reenqueue_local___v2"),
-            RtMechanism::SchedSwitch
+            HeldMechanism::choose(|k| k == "scx_bpf_reenqueue_local___v2"),
+            HeldMechanism::SchedSwitch
         );
         assert_eq!(
-            RtMechanism::choose(|k| k == "scx_bpf_dsq_reenq"),
-            RtMechanism::CpuRelease
+            HeldMechanism::choose(|k| k == "scx_bpf_dsq_reenq"),
+            HeldMechanism::CpuRelease
         );
     }
 
     #[test]
     fn a_missing_member_is_named_and_the_old_ops_are_needed_only_without_the_tracepoint() {
-        assert!(missing_ops(RtMechanism::CpuRelease, |_| true).is_empty());
+        assert!(missing_ops(HeldMechanism::CpuRelease, |_| true).is_empty());
         assert_eq!(
-            missing_ops(RtMechanism::CpuRelease, |m| m != "cpu_release"),
+            missing_ops(HeldMechanism::CpuRelease, |m| m != "cpu_release"),
             vec!["cpu_release"]
         );
-        assert!(missing_ops(RtMechanism::SchedSwitch, |m| !m.starts_with("cpu_")).is_empty());
+        assert!(missing_ops(HeldMechanism::SchedSwitch, |m| !m.starts_with("cpu_")).is_empty());
         assert_eq!(
-            missing_ops(RtMechanism::SchedSwitch, |m| m != "tick"),
+            missing_ops(HeldMechanism::SchedSwitch, |m| m != "tick"),
             vec!["tick"]
         );
     }
@@ -207,13 +208,13 @@ mod tests {
     #[test]
     fn the_report_names_the_mechanism_and_the_flags() {
         let c = Chosen {
-            mechanism: RtMechanism::SchedSwitch,
+            mechanism: HeldMechanism::SchedSwitch,
             flags: vec!["ENQ_LAST", "ENQ_EXITING"],
             unknown: vec!["ALLOW_QUEUED_WAKEUP"],
         };
         assert_eq!(
             c.report(),
-            "rt takeover: tp_btf/sched_switch + scx_bpf_reenqueue_local from anywhere; \
+            "held CPUs: tp_btf/sched_switch + scx_bpf_reenqueue_local from anywhere; \
              ops flags: ENQ_LAST|ENQ_EXITING (unknown to this kernel: ALLOW_QUEUED_WAKEUP)"
         );
     }
