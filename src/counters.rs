@@ -29,17 +29,50 @@ pub const NR_COUNTERS: usize = bpf_intf::sis_counter_SIS_NR_COUNTERS as usize;
 pub const NR_PATHS: usize = bpf_intf::sis_path_SIS_NR_PATHS as usize;
 pub const COST_BUCKETS: usize = bpf_intf::sis_limits_SIS_COST_BUCKETS as usize;
 
-/// Path names as users see them (order of enum sis_path).
-pub const PATH_NAMES: [&str; NR_PATHS] = [
-    "sync",
-    "prev_idle",
-    "prev_almost_idle",
-    "idle_core",
-    "llc_scan",
-    "cross_llc",
-    "fallback",
-    "kernel_dfl",
+/// A placement path as users see it. Each path is declared once, in PATHS; everything else on
+/// the Rust side (the JSON's names, the trace's causes and colours, the monitor's columns) is
+/// read from there.
+pub struct PlacementPath {
+    /// Its name in the JSON, the trace and the docs.
+    pub name: &'static str,
+    /// Its column in the monitor's table and log line: at most 4 characters.
+    pub column: &'static str,
+    /// Its arrows' colour in the trace picture (trace/svg.rs).
+    pub color: &'static str,
+}
+
+const fn path(name: &'static str, column: &'static str, color: &'static str) -> PlacementPath {
+    PlacementPath {
+        name,
+        column,
+        color,
+    }
+}
+
+/// The placement paths, in the order of enum sis_path (src/bpf/intf.h): a path added there is
+/// added here and nowhere else in Rust (the array's length is the enum's count, so a missing
+/// entry does not compile).
+pub const PATHS: [PlacementPath; NR_PATHS] = [
+    path("sync", "sync", "#1f77b4"),
+    path("prev_idle", "prev", "#2ca02c"),
+    path("prev_almost_idle", "almo", "#17becf"),
+    path("idle_core", "core", "#9467bd"),
+    path("llc_scan", "scan", "#08306b"),
+    path("cross_llc", "xllc", "#d62728"),
+    path("fallback", "fall", "#8c564b"),
+    path("kernel_dfl", "dfl", "#7f7f7f"),
 ];
+
+/// The paths' names, in the order of PATHS.
+pub const PATH_NAMES: [&str; NR_PATHS] = {
+    let mut names = [""; NR_PATHS];
+    let mut i = 0;
+    while i < NR_PATHS {
+        names[i] = PATHS[i].name;
+        i += 1;
+    }
+    names
+};
 
 // SAFETY: a repr(C) struct of u64 arrays, valid for any bit pattern.
 unsafe impl plain::Plain for sis_llc_stats {}
@@ -228,6 +261,30 @@ mod tests {
             (3, 2, 1)
         );
         assert!(shards(&bss, 0).is_empty());
+    }
+
+    #[test]
+    fn a_path_per_bpf_path_each_named_once() {
+        assert_eq!(PATHS.len(), sis_path_SIS_NR_PATHS as usize);
+        // The order is the BPF enum's: counters and trace records carry the enum's value.
+        for (i, name) in [
+            (sis_path_SIS_PATH_SYNC, "sync"),
+            (sis_path_SIS_PATH_PREV_IDLE, "prev_idle"),
+            (sis_path_SIS_PATH_PREV_ALMOST_IDLE, "prev_almost_idle"),
+            (sis_path_SIS_PATH_IDLE_CORE, "idle_core"),
+            (sis_path_SIS_PATH_LLC_SCAN, "llc_scan"),
+            (sis_path_SIS_PATH_CROSS_LLC, "cross_llc"),
+            (sis_path_SIS_PATH_FALLBACK, "fallback"),
+            (sis_path_SIS_PATH_KERNEL_DFL, "kernel_dfl"),
+        ] {
+            assert_eq!(PATHS[i as usize].name, name);
+        }
+        let names: std::collections::BTreeSet<_> = PATH_NAMES.iter().collect();
+        let columns: std::collections::BTreeSet<_> = PATHS.iter().map(|p| p.column).collect();
+        assert_eq!((names.len(), columns.len()), (NR_PATHS, NR_PATHS));
+        assert!(PATHS
+            .iter()
+            .all(|p| !p.column.is_empty() && p.column.len() <= 4));
     }
 
     #[test]

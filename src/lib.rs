@@ -29,6 +29,7 @@ pub mod stats;
 pub mod trace;
 
 // Pieces both programs use.
+pub mod chart;
 pub mod elapsed;
 pub mod exit;
 pub mod instance;

@@ -5,18 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{LlcMetrics, Metrics};
-
-/// The placement paths in table order, with their 4-character column names.
-const PATHS: [(&str, &str); 8] = [
-    ("sync", "sync"),
-    ("prev_idle", "prev"),
-    ("prev_almost_idle", "almo"),
-    ("idle_core", "core"),
-    ("llc_scan", "scan"),
-    ("cross_llc", "xllc"),
-    ("fallback", "fall"),
-    ("kernel_dfl", "dfl"),
-];
+use crate::counters::PATHS;
 
 impl Metrics {
     fn rate(&self, v: u64) -> f64 {
@@ -50,9 +39,9 @@ impl Metrics {
                 format!("{scan_lo}-{scan_hi}")
             },
         );
-        for (path, short) in PATHS {
-            let n: u64 = self.llcs.values().map(|m| m.path(path)).sum();
-            let _ = write!(out, " {short} {}", share(pct(n, wakeups)));
+        for p in &PATHS {
+            let n: u64 = self.llcs.values().map(|m| m.path(p.name)).sum();
+            let _ = write!(out, " {} {}", p.column, share(pct(n, wakeups)));
         }
         let mut hist: Vec<u64> = Vec::new();
         for m in self.llcs.values() {
@@ -76,64 +65,30 @@ impl Metrics {
         out
     }
 
-    /// The per-LLC table, one row per LLC, at most TABLE_WIDTH columns.
+    /// The per-LLC table, one row per LLC, at most TABLE_WIDTH columns: a header line, then
+    /// a line per LLC, both drawn from table_columns().
     pub fn table(&self) -> String {
-        let mut out = String::new();
-        let _ = write!(
-            out,
-            "{:<3} {:>4} {:>5} {:>4} {:>8} {:>7}|",
-            "llc", "cpus", "util%", "scan", "wakeup/s", "migr/s"
-        );
-        out += &PATHS.map(|(_, short)| format!("{short:>4}")).join(" ");
-        let _ = writeln!(
-            out,
-            "|{:>4} {:>4} {:>4}|{:>6} {:>4}|{:>7} {:>6} {:>5} {:>6}|{:>6} {:>4} {:>6} {:>4}",
-            "dep",
-            "test",
-            "hit%",
-            "sel_ns",
-            "p99",
-            "local/s",
-            "llc/s",
-            "rem/s",
-            "pull/s",
-            "wq/s",
-            "wq_q",
-            "wq_us",
-            "p99"
-        );
-        for (llc, m) in &self.llcs {
-            let _ = write!(
-                out,
-                "{:<3} {:>4} {:>5.0} {:>4} {:>8.0} {:>7.0}|",
+        let groups = table_columns();
+        let line = |cell: &dyn Fn(&Column) -> String| -> String {
+            let groups: Vec<String> = groups
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .map(|c| c.pad(cell(c)))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
+            groups.join("|") + "\n"
+        };
+        let mut out = line(&|c| c.header.to_string());
+        for (&llc, m) in &self.llcs {
+            let row = Row {
                 llc,
-                m.cpus,
-                m.util_pct,
-                m.nr_scan,
-                self.rate(m.wakeups),
-                self.rate(m.migrations),
-            );
-            out += &PATHS
-                .map(|(path, _)| format!("{:>4}", share(pct(m.path(path), m.wakeups))))
-                .join(" ");
-            let _ = writeln!(
-                out,
-                "|{:>4.1} {:>4.1} {:>4.0}|{:>6} {:>4}|{:>7.0} {:>6.0} {:>5.0} {:>6.0}|{:>6.0} {:>4} {:>6.1} {:>4}",
-                avg(m.scan_depth, m.scan_runs),
-                avg(m.scan_visited, m.scan_runs),
-                pct(m.scan_found, m.scan_runs),
-                compact(avg(m.select_ns, m.select_timed)),
-                pow2_label(m.select_ns_quantile(0.99)),
-                self.rate(m.dispatch_local),
-                self.rate(m.dispatch_llc_steal),
-                self.rate(m.dispatch_remote_steal),
-                // Lag pulls from the LLC and from other LLCs in one column; JSON has them apart.
-                self.rate(m.pulls + m.pulls_remote),
-                self.rate(m.wakeq_enqueued),
-                m.wakeq_depth(),
-                avg(m.wakeq_wait_ns, m.wakeq_waits) / 1000.0,
-                pow2_label(log2_quantile(&m.wakeq_wait_hist, 0.99) / 1000),
-            );
+                m,
+                report: self,
+            };
+            out += &line(&|c| (c.cell)(&row));
         }
         out
     }
@@ -148,6 +103,112 @@ impl Metrics {
         }
         out
     }
+}
+
+/// What one row's cells are computed from: an LLC's metrics over the report's interval.
+struct Row<'a> {
+    llc: u32,
+    m: &'a LlcMetrics,
+    report: &'a Metrics,
+}
+
+impl Row<'_> {
+    /// Per second over the report's interval, no decimals.
+    fn rate(&self, v: u64) -> String {
+        format!("{:.0}", self.report.rate(v))
+    }
+}
+
+/// One column of the per-LLC table: its header, its width (the header's and every cell's,
+/// right-aligned unless `left`) and how a row's cell reads.
+struct Column {
+    header: &'static str,
+    width: usize,
+    left: bool,
+    cell: Box<dyn Fn(&Row) -> String>,
+}
+
+impl Column {
+    fn new(header: &'static str, width: usize, cell: impl Fn(&Row) -> String + 'static) -> Self {
+        Column {
+            header,
+            width,
+            left: false,
+            cell: Box::new(cell),
+        }
+    }
+
+    fn pad(&self, s: String) -> String {
+        let w = self.width;
+        if self.left {
+            format!("{s:<w$}")
+        } else {
+            format!("{s:>w$}")
+        }
+    }
+}
+
+/// The per-LLC table's columns in groups, drawn with '|' between groups and ' ' within one:
+/// the LLC, the wakeups' placement paths (share in percent), the llc_scan stage, select_cpu's
+/// cost, the dispatches, the wakequeue.
+fn table_columns() -> Vec<Vec<Column>> {
+    let llc = Column {
+        left: true,
+        ..Column::new("llc", 3, |r| r.llc.to_string())
+    };
+    vec![
+        vec![
+            llc,
+            Column::new("cpus", 4, |r| r.m.cpus.to_string()),
+            Column::new("util%", 5, |r| format!("{:.0}", r.m.util_pct)),
+            Column::new("scan", 4, |r| r.m.nr_scan.to_string()),
+            Column::new("wakeup/s", 8, |r| r.rate(r.m.wakeups)),
+            Column::new("migr/s", 7, |r| r.rate(r.m.migrations)),
+        ],
+        PATHS
+            .iter()
+            .map(|p| {
+                let name = p.name;
+                Column::new(p.column, 4, move |r| {
+                    share(pct(r.m.path(name), r.m.wakeups))
+                })
+            })
+            .collect(),
+        vec![
+            Column::new("dep", 4, |r| {
+                format!("{:.1}", avg(r.m.scan_depth, r.m.scan_runs))
+            }),
+            Column::new("test", 4, |r| {
+                format!("{:.1}", avg(r.m.scan_visited, r.m.scan_runs))
+            }),
+            Column::new("hit%", 4, |r| {
+                format!("{:.0}", pct(r.m.scan_found, r.m.scan_runs))
+            }),
+        ],
+        vec![
+            Column::new("sel_ns", 6, |r| {
+                compact(avg(r.m.select_ns, r.m.select_timed))
+            }),
+            Column::new("p99", 4, |r| pow2_label(r.m.select_ns_quantile(0.99))),
+        ],
+        vec![
+            Column::new("local/s", 7, |r| r.rate(r.m.dispatch_local)),
+            Column::new("llc/s", 6, |r| r.rate(r.m.dispatch_llc_steal)),
+            Column::new("rem/s", 5, |r| r.rate(r.m.dispatch_remote_steal)),
+            // Lag pulls from the LLC and from other LLCs in one column; JSON has them apart.
+            Column::new("pull/s", 6, |r| r.rate(r.m.pulls + r.m.pulls_remote)),
+        ],
+        vec![
+            Column::new("wq/s", 6, |r| r.rate(r.m.wakeq_enqueued)),
+            Column::new("wq_q", 4, |r| r.m.wakeq_depth().to_string()),
+            Column::new("wq_us", 6, |r| {
+                format!("{:.1}", avg(r.m.wakeq_wait_ns, r.m.wakeq_waits) / 1000.0)
+            }),
+            Column::new("p99", 4, |r| {
+                pow2_label(log2_quantile(&r.m.wakeq_wait_hist, 0.99) / 1000)
+            }),
+        ],
+    ]
 }
 
 impl LlcMetrics {
@@ -282,8 +343,8 @@ mod tests {
             l.cpus = 128;
             l.util_pct = 100.0;
             l.nr_scan = 128;
-            for (path, _) in PATHS {
-                l.paths.insert(path.into(), 750_000);
+            for p in &PATHS {
+                l.paths.insert(p.name.into(), 750_000);
             }
             l.migrations = 999_999;
             (l.scan_runs, l.scan_depth, l.scan_visited, l.scan_found) = (1, 99, 99, 1);

@@ -1,9 +1,13 @@
 //! A picture of a window of the trace as SVG, for readers who would rather look than read: one
 //! lane per CPU, grouped by LLC; each run a rectangle in its task's colour; each migration an
 //! arrow from the CPU the task last ran on to the one it starts on, coloured by its cause (the
-//! placement path or move reason), with a legend of the causes in the window.
+//! placement path or move reason), with a legend of the causes in the window. window.rs picks
+//! the window when none is given, layout.rs places times and lanes, this file draws.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod layout;
+mod window;
+
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::{bail, Result};
@@ -11,18 +15,12 @@ use svg::node::element::{Group, Line, Polygon, Rectangle, Text, Title};
 use svg::Document;
 
 use super::event::{Cause, Event, Kind};
-use super::perfetto::runs;
+use super::perfetto::{runs, Run};
 use crate::bpf_intf;
-use crate::counters::NR_PATHS;
-
-/// The default window's length, halved (down to MIN_WINDOW_NS) while its densest stretch holds
-/// more than MAX_ARROWS migrations.
-const WINDOW_NS: u64 = 20_000_000;
-const MIN_WINDOW_NS: u64 = 500_000;
-/// About 15 px between arrows on the plot's ~900 px, where each can still be told apart.
-const MAX_ARROWS: usize = 60;
-/// Above this many CPUs, only the lanes of CPUs that ran something in the window are drawn.
-const MAX_ALL_LANES: usize = 32;
+use crate::chart::{self, px};
+use crate::counters::PATHS;
+use layout::{Frame, Lanes, Tally};
+pub use window::default_window;
 
 const WIDTH: f64 = 1200.0;
 const LEFT: f64 = 100.0;
@@ -39,18 +37,6 @@ const AXIS_H: f64 = 34.0;
 const TASK_COLORS: [&str; 12] = [
     "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d",
     "#9edae5", "#d9d9d9", "#fdd0a2", "#c7e9c0",
-];
-
-/// One per placement path, in the order of PATH_NAMES.
-const PATH_COLORS: [&str; NR_PATHS] = [
-    "#1f77b4", // sync
-    "#2ca02c", // prev_idle
-    "#17becf", // prev_almost_idle
-    "#9467bd", // idle_core
-    "#08306b", // llc_scan
-    "#d62728", // cross_llc
-    "#8c564b", // fallback
-    "#7f7f7f", // kernel_dfl
 ];
 
 /// One per move reason, in the order of MOVE_NAMES.
@@ -73,7 +59,7 @@ const UNEXPLAINED_COLOR: &str = "#000000";
 
 fn cause_color(c: Cause) -> &'static str {
     match c {
-        Cause::Path(i) => PATH_COLORS.get(i).copied().unwrap_or(UNEXPLAINED_COLOR),
+        Cause::Path(i) => PATHS.get(i).map_or(UNEXPLAINED_COLOR, |p| p.color),
         Cause::Move(i) => MOVE_COLORS.get(i).copied().unwrap_or(UNEXPLAINED_COLOR),
         _ => UNEXPLAINED_COLOR,
     }
@@ -86,56 +72,6 @@ fn cause_label(c: Cause) -> &'static str {
     }
 }
 
-/// Rounded to 0.1 px, which keeps the file small.
-fn px(v: f64) -> f64 {
-    (v * 10.0).round() / 10.0
-}
-
-/// The window drawn when none is given: the densest stretch of migrations, of WINDOW_NS or
-/// shorter until it holds at most MAX_ARROWS (a picture of a few hundred crossing arrows shows
-/// nothing), starting a little before its first migration; without migrations, the trace's
-/// first WINDOW_NS. None for an empty trace. (start, end) in the events' clock, ns.
-pub fn default_window(events: &[Event]) -> Option<(u64, u64)> {
-    let first = events.iter().map(|e| e.ts).min()?;
-    let last = events.iter().map(|e| e.ts).max()? + 1;
-    let mut migrations: Vec<u64> = events
-        .iter()
-        .filter(|e| e.kind == Kind::Run && e.migrated)
-        .map(|e| e.ts)
-        .collect();
-    migrations.sort_unstable();
-    if migrations.is_empty() {
-        return Some((first, last.min(first + WINDOW_NS)));
-    }
-    let mut len = WINDOW_NS;
-    let start = loop {
-        // The migration that starts the stretch of `len` holding the most.
-        let (mut best, mut best_n, mut j) = (0, 0, 0);
-        for (i, &t) in migrations.iter().enumerate() {
-            while j < migrations.len() && migrations[j] < t + len {
-                j += 1;
-            }
-            if j - i > best_n {
-                (best, best_n) = (i, j - i);
-            }
-        }
-        if best_n <= MAX_ARROWS || len / 2 < MIN_WINDOW_NS {
-            break migrations[best];
-        }
-        len /= 2;
-    };
-    let start = start.saturating_sub(len / 20).max(first);
-    let end = (start + len).min(last);
-    Some((end.saturating_sub(len).max(first), end))
-}
-
-/// A CPU's lane: its CPU, LLC and top edge.
-struct Lane {
-    cpu: i32,
-    llc: Option<u32>,
-    y: f64,
-}
-
 /// Draw the trace's `window` ((start, end) ns in the events' clock; None: default_window) as
 /// SVG. `cpu_llc` is each CPU's LLC index.
 pub fn draw(
@@ -145,35 +81,23 @@ pub fn draw(
     out: &mut impl Write,
 ) -> Result<()> {
     let Some((w0, w1)) = window.or_else(|| default_window(events)) else {
-        let doc = Document::new()
-            .set("width", 480)
-            .set("height", 60)
-            .set("viewBox", (0, 0, 480, 60))
-            .set("font-family", "sans-serif")
-            .set("font-size", 12)
-            .add(background(480.0, 60.0))
-            .add(text(10.0, 24.0, "scx_sis trace").set("font-weight", "bold"))
-            .add(text(10.0, 44.0, "no events in the trace").set("class", "note"));
-        svg::write(&mut *out, &doc)?;
+        svg::write(&mut *out, &empty_picture())?;
         return Ok(());
     };
     if w1 <= w0 {
         bail!("an empty window: it ends ({w1} ns) before it starts ({w0} ns)");
     }
-    let t0 = events.iter().map(|e| e.ts).min().unwrap_or(w0);
-    let t_end = events.iter().map(|e| e.ts).max().unwrap_or(w1);
-    let ms = |ts: u64| ts.saturating_sub(t0) as f64 / 1e6;
-    let scale = PLOT_W / (w1 - w0) as f64;
-    let x_of = |ts: u64| LEFT + (ts.clamp(w0, w1) - w0) as f64 * scale;
-    let llc_of = |cpu: i32| -> Option<u32> {
-        usize::try_from(cpu)
-            .ok()
-            .and_then(|c| cpu_llc.get(c).copied())
+    let frame = Frame {
+        w0,
+        w1,
+        t0: events.iter().map(|e| e.ts).min().unwrap_or(w0),
+        scale: PLOT_W / (w1 - w0) as f64,
+        cpu_llc,
     };
 
     // What the window holds.
     let all_runs = runs(events);
-    let shown: Vec<_> = all_runs
+    let shown: Vec<&Run> = all_runs
         .iter()
         .filter(|r| r.cpu >= 0 && r.start < w1 && r.end.max(r.start + 1) > w0)
         .collect();
@@ -181,58 +105,27 @@ pub fn draw(
         .iter()
         .filter(|e| e.kind == Kind::Run && e.migrated && e.ts >= w0 && e.ts < w1)
         .collect();
-
-    // Lanes: every CPU, or on a large machine only those with something in the window.
-    let mut cpus: BTreeSet<i32> = (0..cpu_llc.len() as i32).collect();
-    cpus.extend(events.iter().map(|e| e.cpu).filter(|&c| c >= 0));
-    let busy: BTreeSet<i32> = shown
-        .iter()
-        .map(|r| r.cpu)
-        .chain(migrations.iter().flat_map(|e| [e.cpu, e.from_cpu]))
-        .filter(|&c| c >= 0)
-        .collect();
-    let hidden = if cpus.len() > MAX_ALL_LANES {
-        let n = cpus.len() - busy.len();
-        cpus = busy;
-        n
-    } else {
-        0
-    };
-    let mut order: Vec<i32> = cpus.into_iter().collect();
-    order.sort_by_key(|&c| (llc_of(c).unwrap_or(u32::MAX), c));
-    let mut lanes: Vec<Lane> = Vec::new();
-    let mut y = TOP;
-    for &cpu in &order {
-        let llc = llc_of(cpu);
-        if lanes.last().is_some_and(|l| l.llc != llc) {
-            y += LLC_GAP;
-        }
-        lanes.push(Lane { cpu, llc, y });
-        y += LANE_H + LANE_GAP;
-    }
-    let lane_of: HashMap<i32, &Lane> = lanes.iter().map(|l| (l.cpu, l)).collect();
-    let plot_bottom = y;
+    let lanes = Lanes::new(events, &frame, &shown, &migrations);
 
     // Migrations that can be drawn (both lanes present), by cause for the legend.
     let arrows: Vec<&Event> = migrations
         .iter()
         .copied()
-        .filter(|e| lane_of.contains_key(&e.cpu) && lane_of.contains_key(&e.from_cpu))
+        .filter(|e| lanes.of(e.cpu).is_some() && lanes.of(e.from_cpu).is_some())
         .collect();
     let mut legend: BTreeMap<Cause, usize> = BTreeMap::new();
     for e in &arrows {
         *legend.entry(e.cause).or_default() += 1;
     }
-    let cross = |e: &Event| {
-        llc_of(e.from_cpu)
-            .zip(llc_of(e.cpu))
-            .is_some_and(|(a, b)| a != b)
+    let tally = Tally {
+        runs: shown.len(),
+        migrations: migrations.len(),
+        cross: arrows.iter().filter(|e| frame.crosses(e)).count(),
+        unexplained: arrows.iter().filter(|e| e.cause == Cause::None).count(),
     };
-    let n_cross = arrows.iter().filter(|e| cross(e)).count();
-    let n_unexplained = arrows.iter().filter(|e| e.cause == Cause::None).count();
 
     let legend_h = 40.0 + 16.0 * (legend.len() as f64 + 3.0);
-    let height = (plot_bottom + AXIS_H).max(TOP + legend_h) + 10.0;
+    let height = (lanes.bottom + AXIS_H).max(TOP + legend_h) + 10.0;
     let mut doc = Document::new()
         .set("width", WIDTH)
         .set("height", px(height))
@@ -240,45 +133,79 @@ pub fn draw(
         .set("font-family", "sans-serif")
         .set("font-size", 11)
         .add(background(WIDTH, height));
+    doc = draw_title(doc, &frame, events, all_runs.len(), &tally);
+    doc = draw_lanes(doc, &lanes);
+    doc = doc
+        .add(draw_runs(events, &frame, &lanes, &shown))
+        .add(draw_migrations(&frame, &lanes, &arrows));
+    doc = draw_axis(doc, &frame, lanes.bottom);
+    doc = draw_legend(doc, legend, &tally, lanes.hidden);
+    if shown.is_empty() {
+        doc = doc.add(text(LEFT + 10.0, TOP - 4.0, "no runs in this window").set("class", "note"));
+    }
+    svg::write(&mut *out, &doc)?;
+    Ok(())
+}
 
-    // Title: the window, then the whole trace.
-    let total_runs = all_runs.len();
+/// The picture of a trace without events: a title and a note.
+fn empty_picture() -> Document {
+    Document::new()
+        .set("width", 480)
+        .set("height", 60)
+        .set("viewBox", (0, 0, 480, 60))
+        .set("font-family", "sans-serif")
+        .set("font-size", 12)
+        .add(background(480.0, 60.0))
+        .add(text(10.0, 24.0, "scx_sis trace").set("font-weight", "bold"))
+        .add(text(10.0, 44.0, "no events in the trace").set("class", "note"))
+}
+
+/// Title: the window, then the whole trace.
+fn draw_title(
+    doc: Document,
+    frame: &Frame,
+    events: &[Event],
+    total_runs: usize,
+    window: &Tally,
+) -> Document {
+    let t_end = events.iter().map(|e| e.ts).max().unwrap_or(frame.w1);
     let total_migrations = events
         .iter()
         .filter(|e| e.kind == Kind::Run && e.migrated)
         .count();
-    doc = doc
-        .add(
-            text(
-                10.0,
-                20.0,
-                format!(
-                    "scx_sis trace: {:.3} to {:.3} ms: {} runs, {} migrations ({} across LLCs, {} unexplained)",
-                    ms(w0),
-                    ms(w1),
-                    shown.len(),
-                    migrations.len(),
-                    n_cross,
-                    n_unexplained
-                ),
-            )
-            .set("font-size", 13)
-            .set("font-weight", "bold"),
-        )
-        .add(text(
+    doc.add(
+        text(
             10.0,
-            38.0,
+            20.0,
             format!(
-                "whole trace: {:.3} ms, {} runs, {} migrations; lanes: CPUs by LLC; a rectangle: a run, coloured by task; an arrow: a migration, coloured by cause",
-                ms(t_end),
-                total_runs,
-                total_migrations
+                "scx_sis trace: {:.3} to {:.3} ms: {} runs, {} migrations ({} across LLCs, {} unexplained)",
+                frame.ms(frame.w0),
+                frame.ms(frame.w1),
+                window.runs,
+                window.migrations,
+                window.cross,
+                window.unexplained
             ),
-        ).set("fill", "#444444"));
+        )
+        .set("font-size", 13)
+        .set("font-weight", "bold"),
+    )
+    .add(text(
+        10.0,
+        38.0,
+        format!(
+            "whole trace: {:.3} ms, {} runs, {} migrations; lanes: CPUs by LLC; a rectangle: a run, coloured by task; an arrow: a migration, coloured by cause",
+            frame.ms(t_end),
+            total_runs,
+            total_migrations
+        ),
+    ).set("fill", "#444444"))
+}
 
-    // Lanes, their labels and the LLC separators.
+/// Lanes, their labels and the LLC separators.
+fn draw_lanes(mut doc: Document, lanes: &Lanes) -> Document {
     let mut prev_llc: Option<Option<u32>> = None;
-    for l in &lanes {
+    for l in &lanes.lanes {
         if prev_llc != Some(l.llc) {
             if prev_llc.is_some() {
                 let sep_y = px(l.y - LLC_GAP / 2.0 - LANE_GAP / 2.0);
@@ -316,27 +243,30 @@ pub fn draw(
                     .set("text-anchor", "end"),
             );
     }
+    doc
+}
 
-    // Runs.
-    let mut run_group = Group::new().set("class", "runs");
-    for r in &shown {
-        let Some(lane) = lane_of.get(&r.cpu) else {
+/// Runs: a rectangle each in its task's colour, labelled where the label fits.
+fn draw_runs(events: &[Event], frame: &Frame, lanes: &Lanes, shown: &[&Run]) -> Group {
+    let mut group = Group::new().set("class", "runs");
+    for r in shown {
+        let Some(lane) = lanes.of(r.cpu) else {
             continue;
         };
         let e = &events[r.event];
-        let x0 = x_of(r.start);
-        let w = (x_of(r.end) - x0).max(0.5);
+        let x0 = frame.x(r.start);
+        let w = (frame.x(r.end) - x0).max(0.5);
         let tip = format!(
             "{} {}: CPU {}, {:.3} to {:.3} ms, {}{}",
             e.comm,
             e.pid,
             r.cpu,
-            ms(r.start),
-            ms(r.end),
+            frame.ms(r.start),
+            frame.ms(r.end),
             cause_label(e.cause),
             if r.stopped { "" } else { " (end not traced)" }
         );
-        run_group = run_group.add(
+        group = group.add(
             Rectangle::new()
                 .set("class", "run")
                 .set("x", px(x0))
@@ -350,25 +280,29 @@ pub fn draw(
         );
         // A label only where it fits: about 6 px per character at 9 px.
         if w >= 6.0 * e.comm.chars().count() as f64 + 4.0 {
-            run_group = run_group.add(
+            group = group.add(
                 text(x0 + 2.0, lane.y + LANE_H * 0.72, e.comm.clone())
                     .set("class", "label")
                     .set("font-size", 9),
             );
         }
     }
-    doc = doc.add(run_group);
+    group
+}
 
-    // Migrations: an arrow at the run's start, from the lane it left to the lane it runs on.
-    let mut arrow_group = Group::new().set("class", "migrations");
-    for e in &arrows {
-        let (from, to) = (lane_of[&e.from_cpu], lane_of[&e.cpu]);
-        let x = px(x_of(e.ts));
+/// Migrations: an arrow at the run's start, from the lane it left to the lane it runs on.
+fn draw_migrations(frame: &Frame, lanes: &Lanes, arrows: &[&Event]) -> Group {
+    let mut group = Group::new().set("class", "migrations");
+    for e in arrows {
+        let (Some(from), Some(to)) = (lanes.of(e.from_cpu), lanes.of(e.cpu)) else {
+            continue;
+        };
+        let x = px(frame.x(e.ts));
         let y0 = from.y + LANE_H / 2.0;
         let y1 = to.y + LANE_H / 2.0;
         let dir = if y1 >= y0 { 1.0 } else { -1.0 };
         let color = cause_color(e.cause);
-        let is_cross = cross(e);
+        let is_cross = frame.crosses(e);
         let mut line = Line::new()
             .set("x1", x)
             .set("x2", x)
@@ -393,11 +327,11 @@ pub fn draw(
             e.pid,
             e.from_cpu,
             e.cpu,
-            ms(e.ts),
+            frame.ms(e.ts),
             cause_label(e.cause),
             if is_cross { ", across LLCs" } else { "" }
         );
-        arrow_group = arrow_group.add(
+        group = group.add(
             Group::new()
                 .set("class", "migration")
                 .add(Title::new(tip))
@@ -405,9 +339,11 @@ pub fn draw(
                 .add(head),
         );
     }
-    doc = doc.add(arrow_group);
+    group
+}
 
-    // The time axis, in ms since the trace's first event.
+/// The time axis below the lanes, in ms since the trace's first event.
+fn draw_axis(mut doc: Document, frame: &Frame, plot_bottom: f64) -> Document {
     let axis_y = plot_bottom + 4.0;
     doc = doc.add(
         Line::new()
@@ -417,13 +353,14 @@ pub fn draw(
             .set("y2", px(axis_y))
             .set("stroke", "#000000"),
     );
-    let (step, decimals) = tick_step(ms(w1) - ms(w0));
+    let (ms0, ms1) = (frame.ms(frame.w0), frame.ms(frame.w1));
+    let (step, decimals) = time_step(ms1 - ms0);
     // Ticks as multiples of the step, so that no rounding error adds up along the axis.
-    let first_tick = (ms(w0) / step - 1e-9).ceil() as u64;
-    let last_tick = (ms(w1) / step + 1e-9).floor() as u64;
+    let first_tick = (ms0 / step - 1e-9).ceil() as u64;
+    let last_tick = (ms1 / step + 1e-9).floor() as u64;
     for k in first_tick..=last_tick {
         let tick = k as f64 * step;
-        let x = px(LEFT + (tick - ms(w0)) * 1e6 * scale);
+        let x = px(LEFT + (tick - ms0) * 1e6 * frame.scale);
         doc = doc
             .add(
                 Line::new()
@@ -439,13 +376,21 @@ pub fn draw(
                     .set("text-anchor", "middle"),
             );
     }
-    doc = doc.add(
+    doc.add(
         text(LEFT + PLOT_W, axis_y + 30.0, "ms since the trace's start")
             .set("text-anchor", "end")
             .set("fill", "#444444"),
-    );
+    )
+}
 
-    // The legend: the causes present, most first.
+/// The legend right of the lanes: the causes present, most first, then what line styles and
+/// missing lanes mean.
+fn draw_legend(
+    mut doc: Document,
+    legend: BTreeMap<Cause, usize>,
+    window: &Tally,
+    hidden: usize,
+) -> Document {
     let lx = LEFT + PLOT_W + 20.0;
     let mut ly = TOP + 10.0;
     doc = doc.add(text(lx, ly, "migrations by cause").set("font-weight", "bold"));
@@ -472,11 +417,11 @@ pub fn draw(
         doc = doc.add(text(lx, ly, "none in this window").set("class", "note"));
         ly += 16.0;
     }
-    if n_cross > 0 {
+    if window.cross > 0 {
         doc = doc.add(text(lx, ly, "thick: across LLCs").set("fill", "#444444"));
         ly += 16.0;
     }
-    if n_unexplained > 0 {
+    if window.unexplained > 0 {
         doc = doc.add(text(lx, ly, "dashed: no cause traced").set("fill", "#444444"));
         ly += 16.0;
     }
@@ -490,12 +435,7 @@ pub fn draw(
             .set("fill", "#444444"),
         );
     }
-    if shown.is_empty() {
-        doc = doc.add(text(LEFT + 10.0, TOP - 4.0, "no runs in this window").set("class", "note"));
-    }
-
-    svg::write(&mut *out, &doc)?;
-    Ok(())
+    doc
 }
 
 fn background(w: f64, h: f64) -> Rectangle {
@@ -510,16 +450,10 @@ fn text(x: f64, y: f64, s: impl Into<String>) -> Text {
     Text::new(s).set("x", px(x)).set("y", px(y))
 }
 
-/// A tick step of 1, 2 or 5 times a power of ten giving 4 to 10 ticks over `span` ms, and the
-/// decimals its labels need.
-fn tick_step(span: f64) -> (f64, usize) {
-    let raw = (span / 8.0).max(1e-6);
-    let pow = 10f64.powi(raw.log10().floor() as i32);
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * pow)
-        .find(|&s| s >= raw)
-        .unwrap_or(10.0 * pow);
+/// The time axis's tick step for a window of `span` ms (1, 2 or 5 times a power of ten, 4 to
+/// 10 ticks, at least 1 ns), and the decimals its labels need.
+fn time_step(span: f64) -> (f64, usize) {
+    let step = chart::tick_step(span.max(8e-6), 8.0, &[1.0, 2.0, 5.0]);
     let decimals = (-step.log10().floor()).max(0.0) as usize;
     (step, decimals)
 }
@@ -632,50 +566,6 @@ mod tests {
     }
 
     #[test]
-    fn the_default_window_finds_the_densest_migrations() {
-        // A lone migration at 1 ms, then 5 within 2 ms around 100 ms.
-        let mut events = vec![run(1_000_000, 1, 1, 0, Cause::None, 0)];
-        for i in 0..5 {
-            events.push(run(
-                100_000_000 + i * 400_000,
-                2,
-                i as i32 % 2,
-                2,
-                Cause::None,
-                0,
-            ));
-        }
-        events.push(stop(200_000_000, 2, 0));
-        let (a, b) = default_window(&events).unwrap();
-        assert_eq!(b - a, WINDOW_NS);
-        assert!(a <= 100_000_000 && b > 101_600_000, "{a} {b}");
-
-        // Too many to tell apart: the window shrinks until it holds at most MAX_ARROWS.
-        let dense: Vec<Event> = (0..400u64)
-            .map(|i| {
-                run(
-                    i * 20_000,
-                    3,
-                    (i % 2) as i32,
-                    ((i + 1) % 2) as i32,
-                    Cause::None,
-                    0,
-                )
-            })
-            .collect();
-        let (a, b) = default_window(&dense).unwrap();
-        let held = dense.iter().filter(|e| e.ts >= a && e.ts < b).count();
-        assert!(
-            held <= MAX_ARROWS && b - a < WINDOW_NS,
-            "{held} in {a}..{b}"
-        );
-
-        // No migrations: the first WINDOW_NS.
-        let calm = vec![run(5, 1, 0, 0, Cause::None, 0), stop(50_000_000, 1, 0)];
-        assert_eq!(default_window(&calm), Some((5, 5 + WINDOW_NS)));
-    }
-
-    #[test]
     fn ticks_are_round_numbers() {
         for (span, step, decimals) in [
             (20.0, 5.0, 0),
@@ -683,7 +573,7 @@ mod tests {
             (0.5, 0.1, 1),
             (80.0, 10.0, 0),
         ] {
-            let (s, d) = tick_step(span);
+            let (s, d) = time_step(span);
             assert!((s - step).abs() < 1e-12 && d == decimals, "{span}: {s} {d}");
         }
     }
