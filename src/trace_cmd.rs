@@ -1,5 +1,5 @@
 //! `scx_sis trace`: record the running scheduler's placement for a while, then write the
-//! Perfetto trace, print the summary (text or JSON) and draw the picture if asked.
+//! Chrome trace-event file (for ui.perfetto.dev), print the summary (text or JSON) and draw the picture if asked.
 //!
 //! The output files are opened before recording starts, so that a path that cannot be written
 //! fails before the trace costs anything; each is written to a new file in the target's
@@ -22,7 +22,7 @@ use crate::cli::TraceOpts;
 use scx_sis::stats::Metrics;
 use scx_sis::topology::Layout;
 use scx_sis::trace::session::{self, Capture, End, Filter};
-use scx_sis::trace::{perfetto, summary, svg};
+use scx_sis::trace::{chrome_trace, summary, svg};
 
 /// `--json`: the summary, the session and the scheduler's own counters over the same window.
 #[derive(Serialize)]
@@ -100,7 +100,7 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
         );
     }
 
-    let meta = perfetto::Meta {
+    let meta = chrome_trace::Meta {
         nr_cpu_ids: layout.nr_cpu_ids,
         cpu_llc: cpu_llc.clone(),
         drops: dropped,
@@ -108,7 +108,7 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         filters: describe(&filter).trim_start_matches(", ").to_string(),
     };
-    trace_out.write(|w| perfetto::write(&cap.events, &meta, w))?;
+    trace_out.write(|w| chrome_trace::write(&cap.events, &meta, w))?;
     eprintln!(
         "trace: wrote {} (open it in ui.perfetto.dev or chrome://tracing)",
         opts.output.display()

@@ -501,7 +501,7 @@ impl fmt::Display for Summary {
 
 #[cfg(test)]
 mod tests {
-    use super::super::perfetto::synth::*;
+    use super::super::chrome_trace::synth::*;
     use super::*;
 
     #[test]

@@ -14,8 +14,8 @@ use anyhow::{bail, Result};
 use svg::node::element::{Group, Line, Polygon, Rectangle, Text, Title};
 use svg::Document;
 
+use super::chrome_trace::{runs, Run};
 use super::event::{Cause, Event, Kind};
-use super::perfetto::{runs, Run};
 use crate::bpf_intf;
 use crate::chart::{self, px};
 use crate::counters::PATHS;
@@ -460,7 +460,7 @@ fn time_step(span: f64) -> (f64, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::perfetto::synth::*;
+    use super::super::chrome_trace::synth::*;
     use super::*;
     use svg::node::element::tag::Type;
     use svg::parser::Event as XmlEvent;

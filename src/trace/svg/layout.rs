@@ -3,8 +3,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::{LANE_GAP, LANE_H, LEFT, LLC_GAP, TOP};
+use crate::trace::chrome_trace::Run;
 use crate::trace::event::Event;
-use crate::trace::perfetto::Run;
 
 /// Above this many CPUs, only the lanes of CPUs that ran something in the window are drawn.
 const MAX_ALL_LANES: usize = 32;

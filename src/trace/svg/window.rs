@@ -51,8 +51,8 @@ pub fn default_window(events: &[Event]) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::chrome_trace::synth::*;
     use crate::trace::event::Cause;
-    use crate::trace::perfetto::synth::*;
 
     #[test]
     fn the_default_window_finds_the_densest_migrations() {
