@@ -1,11 +1,16 @@
-//! The policy a user chooses: its value types (Switch, Curve, Preset), the default of every
-//! tunable, written once here, and PolicyOpts, the flags that set them, shared by the
-//! scheduler's command line, `scx_sis tune` and the lab's bench configurations.
+//! The policy a user chooses: its value types (Switch, Curve, Preset) and the table of every
+//! tunable, declared once here, from which policy/table.rs makes the defaults, PolicyOpts (the
+//! flags, shared by the scheduler's command line, `scx_sis tune` and the lab's bench
+//! configurations) and the mapping of each flag to its field of the BPF tunables.
+
+pub mod table;
 
 use std::fmt;
 
 use anyhow::Result;
-use clap::{Args, Parser, ValueEnum};
+use clap::{Parser, ValueEnum};
+
+use table::policy_tunables;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Switch {
@@ -64,148 +69,108 @@ impl fmt::Display for Preset {
     }
 }
 
-/// Every tunable's default, in the units of its flag. tunables::defaults() builds the map's
-/// initial value from these and each flag's help shows them. BPF keeps copies of three (the
-/// SIS_DFL_* values in src/bpf/tunables.bpf.h) as fallbacks for a zero field or a failed map
-/// lookup; a test in tunables.rs holds them equal.
-pub mod defaults {
-    use super::{Curve, Preset, Switch};
+// The tunables, one row each: flag, default, range, help and field of struct sis_tunables
+// (policy/table.rs says what each key does and what the table generates). A new tunable is a
+// row here, its field in intf.h and its use in BPF; BPF's copies of defaults (`bpf_default`, the
+// SIS_DFL_* values in src/bpf/tunables.bpf.h, fallbacks for a zero field or a failed map lookup)
+// are held equal to these by a test in tunables.rs.
+policy_tunables! {
+    // The fields no flag sets: the copy's count and generation (tunables::write()'s and its
+    // callers'), and the trace (`scx_sis trace`'s to switch, never on at start).
+    not_flags: seq = 0, generation = 1, trace = 0, trace_tgid = 0,
+        trace_comm = [0; crate::bpf_intf::sis_limits_SIS_COMM_LEN as usize];
 
-    pub const PRESET: Preset = Preset::Sis;
-    pub const SLICE_US: u64 = 3000;
-    pub const PREV_BIAS: Switch = Switch::On;
-    pub const PREV_BIAS_THRESHOLD: u32 = 1;
-    pub const SIS_UTIL: Curve = Curve::Quadratic;
-    pub const SIS_UTIL_PERIOD_US: u32 = 4000;
-    pub const IDLE_CORE: Switch = Switch::On;
-    pub const WAKE_SYNC: Switch = Switch::On;
-    pub const CROSS_LLC: Switch = Switch::On;
-    pub const WAKEQ: Switch = Switch::Off;
+    "preset" preset: Preset {
+        default: PRESET = Preset::Sis,
+        bpf: plain,
+        help: "Policy preset; `plain` is the baseline to compare against",
+    }
+    "slice-us" slice_us: u64 {
+        short: 's',
+        range: 100..=1_000_000,
+        default: SLICE_US = 3000,
+        bpf: slice_ns * 1000,
+        bpf_default: SIS_DFL_SLICE_NS,
+        help: "Time slice in microseconds",
+    }
+    "prev-bias" prev_bias: Switch {
+        default: PREV_BIAS = Switch::On,
+        bpf: prev_bias,
+        help: "Keep a wakee on its previous CPU when that CPU is almost idle",
+    }
+    "prev-bias-threshold" prev_bias_threshold: u32 {
+        range: 0..=1000,
+        default: PREV_BIAS_THRESHOLD = 1,
+        bpf: prev_bias_threshold_permille,
+        help: "\"Almost idle\": prev's utilization without the task, per-mille of capacity",
+    }
+    "sis-util" sis_util: Curve {
+        default: SIS_UTIL = Curve::Quadratic,
+        bpf: sis_util_curve,
+        help: "Curve bounding the idle-CPU scan by LLC utilization",
+    }
+    "sis-util-period-us" sis_util_period_us: u32 {
+        range: 100..=1_000_000,
+        default: SIS_UTIL_PERIOD_US = 4000,
+        bpf: sis_util_period_us,
+        bpf_default: SIS_DFL_SIS_UTIL_PERIOD_US,
+        help: "Period of the LLC utilization update, in microseconds",
+    }
+    "idle-core" idle_core: Switch {
+        default: IDLE_CORE = Switch::On,
+        bpf: idle_core,
+        help: "Prefer a fully idle SMT core in prev's LLC",
+    }
+    "wake-sync" wake_sync: Switch {
+        default: WAKE_SYNC = Switch::On,
+        bpf: wake_sync,
+        help: "On a synchronous wakeup, run the wakee on the waker's CPU (same LLC)",
+    }
+    "cross-llc" cross_llc: Switch {
+        default: CROSS_LLC = Switch::On,
+        bpf: cross_llc,
+        help: "Look for an idle CPU in other LLCs when prev's LLC has none",
+    }
+    "wakeq" wakeq: Switch {
+        default: WAKEQ = Switch::Off,
+        bpf: wakeq,
+        help: "Queue wakeups that found no idle CPU in a queue shared by the LLC",
+    }
     /// 0: one shard per 4 CPUs of the LLC (topology::default_shards).
-    pub const WAKEQ_SHARDS: u32 = 0;
-    pub const BALANCE_LAG_US: u32 = 12_000;
+    "wakeq-shards" wakeq_shards: u32 {
+        range: 0..=16,
+        default: WAKEQ_SHARDS = 0,
+        bpf: wakeq_shards,
+        zero: "auto",
+        help: "Wakequeue shards per LLC, 0 = one per 4 CPUs of the LLC",
+    }
+    "balance-lag-us" balance_lag_us: u32 {
+        range: 500..=1_000_000,
+        default: BALANCE_LAG_US = 12_000,
+        bpf: balance_lag_us,
+        bpf_default: SIS_DFL_BALANCE_LAG_US,
+        help: "vtime lag, in microseconds of nice-0 run time, by which a CPU's next task must lead \
+               another CPU's waiting task before the busy CPU pulls that task over; larger = fewer \
+               migrations, slower fairness",
+    }
     /// About the kernel's sysctl_sched_migration_cost.
-    pub const STEAL_MIN_US: u32 = 500;
-}
-
-/// A flag's help: what it does, then its default.
-fn with_default(what: &str, default: impl fmt::Display) -> String {
-    format!("{what} [default: {default}]")
-}
-
-/// The tunables. At start an unset flag takes its default; `tune` changes only the flags given,
-/// which is why every field is an Option and no flag has a clap default_value.
-#[derive(Debug, Clone, Default, PartialEq, Args)]
-pub struct PolicyOpts {
-    #[arg(long, value_enum, help = with_default(
-        "Policy preset; `plain` is the baseline to compare against",
-        defaults::PRESET,
-    ))]
-    pub preset: Option<Preset>,
-
-    #[arg(
-        short = 's',
-        long,
-        value_parser = clap::value_parser!(u64).range(100..=1_000_000),
-        help = with_default("Time slice in microseconds", defaults::SLICE_US),
-    )]
-    pub slice_us: Option<u64>,
-
-    #[arg(long, value_enum, help = with_default(
-        "Keep a wakee on its previous CPU when that CPU is almost idle",
-        defaults::PREV_BIAS,
-    ))]
-    pub prev_bias: Option<Switch>,
-
-    #[arg(
-        long,
-        value_parser = clap::value_parser!(u32).range(0..=1000),
-        help = with_default(
-            "\"Almost idle\": prev's utilization without the task, per-mille of capacity",
-            defaults::PREV_BIAS_THRESHOLD,
-        ),
-    )]
-    pub prev_bias_threshold: Option<u32>,
-
-    #[arg(long, value_enum, help = with_default(
-        "Curve bounding the idle-CPU scan by LLC utilization",
-        defaults::SIS_UTIL,
-    ))]
-    pub sis_util: Option<Curve>,
-
-    #[arg(
-        long,
-        value_parser = clap::value_parser!(u32).range(100..=1_000_000),
-        help = with_default(
-            "Period of the LLC utilization update, in microseconds",
-            defaults::SIS_UTIL_PERIOD_US,
-        ),
-    )]
-    pub sis_util_period_us: Option<u32>,
-
-    #[arg(long, value_enum, help = with_default(
-        "Prefer a fully idle SMT core in prev's LLC",
-        defaults::IDLE_CORE,
-    ))]
-    pub idle_core: Option<Switch>,
-
-    #[arg(long, value_enum, help = with_default(
-        "On a synchronous wakeup, run the wakee on the waker's CPU (same LLC)",
-        defaults::WAKE_SYNC,
-    ))]
-    pub wake_sync: Option<Switch>,
-
-    #[arg(long, value_enum, help = with_default(
-        "Look for an idle CPU in other LLCs when prev's LLC has none",
-        defaults::CROSS_LLC,
-    ))]
-    pub cross_llc: Option<Switch>,
-
-    #[arg(long, value_enum, help = with_default(
-        "Queue wakeups that found no idle CPU in a queue shared by the LLC",
-        defaults::WAKEQ,
-    ))]
-    pub wakeq: Option<Switch>,
-
-    #[arg(
-        long,
-        value_parser = clap::value_parser!(u32).range(0..=16),
-        help = with_default(
-            "Wakequeue shards per LLC, 0 = one per 4 CPUs of the LLC",
-            defaults::WAKEQ_SHARDS,
-        ),
-    )]
-    pub wakeq_shards: Option<u32>,
-
-    #[arg(
-        long,
-        value_parser = clap::value_parser!(u32).range(500..=1_000_000),
-        help = with_default(
-            "vtime lag, in microseconds of nice-0 run time, by which a CPU's next task must lead \
-             another CPU's waiting task before the busy CPU pulls that task over; larger = fewer \
-             migrations, slower fairness",
-            defaults::BALANCE_LAG_US,
-        ),
-    )]
-    pub balance_lag_us: Option<u32>,
-
-    #[arg(
-        long,
-        value_parser = clap::value_parser!(u32).range(0..=1_000_000),
-        help = with_default(
-            "An idle CPU steals a queued task (and busy CPUs kick one to) only when the task \
-             would otherwise wait this long, in microseconds as on hardware: on a slower machine \
-             (an emulator) it is scaled by the measured pace (monitor: switch_ns / switches over \
-             2 us), and a wait estimated from run lengths by at most half a slice; 0 steals \
-             whatever waits",
-            defaults::STEAL_MIN_US,
-        ),
-    )]
-    pub steal_min_us: Option<u32>,
-
-    /// Test only: make the BPF scheduler fail with scx_bpf_error().
-    #[arg(long, hide = true)]
-    pub test_inject_error: Option<bool>,
+    "steal-min-us" steal_min_us: u32 {
+        range: 0..=1_000_000,
+        default: STEAL_MIN_US = 500,
+        bpf: steal_min_us,
+        bpf_default: SIS_DFL_STEAL_MIN_US,
+        help: "An idle CPU steals a queued task (and busy CPUs kick one to) only when the task \
+               would otherwise wait this long, in microseconds as on hardware: on a slower machine \
+               (an emulator) it is scaled by the measured pace (monitor: switch_ns / switches over \
+               2 us), and a wait estimated from run lengths by at most half a slice; 0 steals \
+               whatever waits",
+    }
+    "test-inject-error" test_inject_error: bool {
+        default: TEST_INJECT_ERROR = false,
+        bpf: test_inject_error,
+        hidden: true,
+        help: "Test only: make the BPF scheduler fail with scx_bpf_error()",
+    }
 }
 
 /// Only the policy flags: what `scx_sis tune` accepts, parsed from a list.
@@ -250,15 +215,115 @@ pub(crate) fn help_defaults() -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
+    fn flags(args: &[&str]) -> Result<PolicyOpts> {
+        parse_flags(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
     #[test]
     fn every_flag_names_its_default() {
-        let names: Vec<String> = help_defaults().into_iter().map(|(f, _)| f).collect();
-        assert_eq!(
-            names.len(),
-            13,
-            "a policy flag was added or lost: {names:?}"
-        );
-        assert_eq!(help_defaults()[1], ("slice-us".into(), "3000".into()));
+        // --help lists the table's rows (but the hidden ones), in its order, each with its default.
+        let listed = help_defaults();
+        let rows: Vec<(String, String)> = rows()
+            .into_iter()
+            .filter(|r| !r.hidden)
+            .map(|r| (r.flag.to_string(), r.default))
+            .collect();
+        assert_eq!(listed, rows);
+        assert_eq!(listed[1], ("slice-us".into(), "3000".into()));
+    }
+
+    #[test]
+    fn rows_are_unique_and_defaults_within_range() {
+        let rows = rows();
+        for (i, r) in rows.iter().enumerate() {
+            for other in &rows[..i] {
+                assert_ne!(r.flag, other.flag, "two rows with one flag");
+                assert_ne!(
+                    r.field, other.field,
+                    "--{} and --{}: one field",
+                    r.flag, other.flag
+                );
+            }
+            if let Some((lo, hi)) = r.range {
+                let default = r.default_raw / r.scale;
+                assert!(
+                    (lo..=hi).contains(&default),
+                    "--{}: default {default} outside {lo}..={hi}",
+                    r.flag
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ranges_hold_at_both_ends_and_fit_their_field() {
+        for r in rows() {
+            let Some((lo, hi)) = r.range else { continue };
+            let flag = format!("--{}", r.flag);
+            for ok in [lo, hi] {
+                let t = flags(&[&flag, &ok.to_string()])
+                    .unwrap_or_else(|e| panic!("{flag} {ok}: {e}"))
+                    .apply(&initial_tunables());
+                let shown = flag_values(&t).into_iter().find(|(f, _)| *f == r.flag);
+                assert!(
+                    shown
+                        .as_ref()
+                        .is_some_and(|(_, v)| *v == ok.to_string() || ok == 0),
+                    "{flag} {ok} reads back as {shown:?}"
+                );
+            }
+            assert!(
+                flags(&[&flag, &(hi + 1).to_string()]).is_err(),
+                "{flag} {}",
+                hi + 1
+            );
+            if lo > 0 {
+                assert!(
+                    flags(&[&flag, &(lo - 1).to_string()]).is_err(),
+                    "{flag} {}",
+                    lo - 1
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn each_flag_sets_its_own_field_alone() {
+        use clap::CommandFactory;
+        let command = PolicyOnly::command();
+        let base = initial_tunables();
+        let before = flag_values(&base);
+        for r in rows() {
+            let arg = command
+                .get_arguments()
+                .find(|a| a.get_long() == Some(r.flag))
+                .unwrap_or_else(|| panic!("--{}: no such flag", r.flag));
+            // Another value than the default: one the flag lists, or an end of its range.
+            let mut values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect();
+            values.extend(
+                r.range
+                    .into_iter()
+                    .flat_map(|(lo, hi)| [lo, hi])
+                    .map(|v| v.to_string()),
+            );
+            let value = values
+                .into_iter()
+                .find(|v| *v != r.default)
+                .unwrap_or_else(|| panic!("--{}: no value but the default", r.flag));
+            let flag = format!("--{}", r.flag);
+            let after = flag_values(&flags(&[&flag, &value]).unwrap().apply(&base));
+            let changed: Vec<&str> = before
+                .iter()
+                .zip(&after)
+                .filter(|(a, b)| a != b)
+                .map(|(a, _)| a.0)
+                .collect();
+            assert_eq!(changed, [r.flag], "{flag} {value}");
+        }
     }
 
     #[test]

@@ -13,8 +13,8 @@ use libbpf_rs::{MapCore, MapFlags, MapHandle};
 
 use crate::bpf_intf::{self, sis_tunables};
 use crate::exit::Cause;
-use crate::policy::{defaults as dfl, PolicyOpts, Preset, Switch};
-use crate::{curves, instance, preflight};
+use crate::policy::{self, PolicyOpts};
+use crate::{instance, preflight};
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
 pub const TUNABLES_PIN: &str = "/sys/fs/bpf/scx_sis/tunables";
@@ -24,57 +24,14 @@ const PINS: [&str; 2] = [TUNABLES_PIN, TRACE_RING_PIN];
 // SAFETY: a repr(C) struct of integers, valid for any bit pattern.
 unsafe impl plain::Plain for sis_tunables {}
 
-/// What a scheduler starts with when no flag says otherwise (policy::defaults in the map's units).
+/// What a scheduler starts with when no flag says otherwise (the policy table's defaults).
 pub fn defaults() -> sis_tunables {
-    let on = |s: Switch| s.is_on() as u32;
-    sis_tunables {
-        seq: 0,
-        generation: 1,
-        slice_ns: dfl::SLICE_US * 1000,
-        prev_bias: on(dfl::PREV_BIAS),
-        prev_bias_threshold_permille: dfl::PREV_BIAS_THRESHOLD,
-        sis_util_curve: curves::curve_index(dfl::SIS_UTIL),
-        sis_util_period_us: dfl::SIS_UTIL_PERIOD_US,
-        idle_core: on(dfl::IDLE_CORE),
-        wake_sync: on(dfl::WAKE_SYNC),
-        cross_llc: on(dfl::CROSS_LLC),
-        wakeq: on(dfl::WAKEQ),
-        wakeq_shards: dfl::WAKEQ_SHARDS,
-        test_inject_error: 0,
-        plain: (dfl::PRESET == Preset::Plain) as u32,
-        balance_lag_us: dfl::BALANCE_LAG_US,
-        steal_min_us: dfl::STEAL_MIN_US,
-        // The trace is `scx_sis trace`'s to switch, never on at start.
-        trace: 0,
-        trace_tgid: 0,
-        trace_comm: [0; bpf_intf::sis_limits_SIS_COMM_LEN as usize],
-    }
+    policy::initial_tunables()
 }
 
 /// `base` with every flag given in `p` applied (the generation is left alone).
 pub fn apply(base: &sis_tunables, p: &PolicyOpts) -> sis_tunables {
-    let switch = |s: Option<Switch>, old: u32| s.map_or(old, |s| s.is_on() as u32);
-    sis_tunables {
-        slice_ns: p.slice_us.map_or(base.slice_ns, |us| us * 1000),
-        prev_bias: switch(p.prev_bias, base.prev_bias),
-        prev_bias_threshold_permille: p
-            .prev_bias_threshold
-            .unwrap_or(base.prev_bias_threshold_permille),
-        sis_util_curve: p.sis_util.map_or(base.sis_util_curve, curves::curve_index),
-        sis_util_period_us: p.sis_util_period_us.unwrap_or(base.sis_util_period_us),
-        idle_core: switch(p.idle_core, base.idle_core),
-        wake_sync: switch(p.wake_sync, base.wake_sync),
-        cross_llc: switch(p.cross_llc, base.cross_llc),
-        wakeq: switch(p.wakeq, base.wakeq),
-        wakeq_shards: p.wakeq_shards.unwrap_or(base.wakeq_shards),
-        test_inject_error: p
-            .test_inject_error
-            .map_or(base.test_inject_error, |v| v as u32),
-        plain: p.preset.map_or(base.plain, |v| (v == Preset::Plain) as u32),
-        balance_lag_us: p.balance_lag_us.unwrap_or(base.balance_lag_us),
-        steal_min_us: p.steal_min_us.unwrap_or(base.steal_min_us),
-        ..*base
-    }
+    p.apply(base)
 }
 
 /// The tunables a reloaded instance starts with: the live ones, which `tune` may have changed,
@@ -91,40 +48,11 @@ pub fn for_reload(live: &sis_tunables) -> sis_tunables {
     }
 }
 
-/// Every tunable as (name, value as users write it).
+/// Every tunable as (name, value as users write it): the policy table's, then the trace.
 pub fn fields(t: &sis_tunables) -> Vec<(&'static str, String)> {
-    let onoff = |v: u32| if v != 0 { "on" } else { "off" }.to_string();
-    let curve = curves::curve_from_index(t.sis_util_curve)
-        .map_or_else(|| format!("#{}", t.sis_util_curve), |c| c.to_string());
-    vec![
-        (
-            "preset",
-            if t.plain != 0 { "plain" } else { "sis" }.to_string(),
-        ),
-        ("slice-us", (t.slice_ns / 1000).to_string()),
-        ("prev-bias", onoff(t.prev_bias)),
-        (
-            "prev-bias-threshold",
-            t.prev_bias_threshold_permille.to_string(),
-        ),
-        ("sis-util", curve),
-        ("sis-util-period-us", t.sis_util_period_us.to_string()),
-        ("idle-core", onoff(t.idle_core)),
-        ("wake-sync", onoff(t.wake_sync)),
-        ("cross-llc", onoff(t.cross_llc)),
-        ("wakeq", onoff(t.wakeq)),
-        (
-            "wakeq-shards",
-            match t.wakeq_shards {
-                0 => "auto".to_string(),
-                n => n.to_string(),
-            },
-        ),
-        ("balance-lag-us", t.balance_lag_us.to_string()),
-        ("steal-min-us", t.steal_min_us.to_string()),
-        ("test-inject-error", onoff(t.test_inject_error)),
-        ("trace", describe_trace(t)),
-    ]
+    let mut all = policy::flag_values(t);
+    all.push(("trace", describe_trace(t)));
+    all
 }
 
 /// The trace's state: off, or on with its filter (set by `scx_sis trace`, not by flags).
@@ -558,7 +486,9 @@ mod tests {
 
     #[test]
     fn bpf_fallbacks_match_the_defaults() {
-        // BPF cannot read policy::defaults, so it keeps copies: "SIS_DFL_NAME = VALUE,".
+        // BPF cannot read the policy table, so it keeps copies of some defaults,
+        // "SIS_DFL_NAME = VALUE," in the map's unit, each in sis_fallback_tunables as
+        // ".field = SIS_DFL_NAME,". A row names its copy (`bpf_default`); every copy has a row.
         let header = include_str!("bpf/tunables.bpf.h");
         let value = |name: &str| {
             header.lines().find_map(|l| {
@@ -566,19 +496,33 @@ mod tests {
                 v.trim().trim_end_matches(',').parse::<u64>().ok()
             })
         };
-        assert_eq!(value("SIS_DFL_SLICE_NS"), Some(dfl::SLICE_US * 1000));
-        assert_eq!(
-            value("SIS_DFL_BALANCE_LAG_US"),
-            Some(dfl::BALANCE_LAG_US.into())
-        );
-        assert_eq!(
-            value("SIS_DFL_STEAL_MIN_US"),
-            Some(dfl::STEAL_MIN_US.into())
-        );
-        // Where the header names the SIS_UTIL period's fallback.
-        if let Some(period) = value("SIS_DFL_SIS_UTIL_PERIOD_US") {
-            assert_eq!(period, u64::from(dfl::SIS_UTIL_PERIOD_US));
+        let fallback = &header[header
+            .find("sis_fallback_tunables = {")
+            .expect("tunables.bpf.h has sis_fallback_tunables")..];
+        let fallback = &fallback[..fallback.find("};").expect("its initializer ends")];
+        let mut copies = 0;
+        for row in policy::rows() {
+            let Some(name) = row.bpf_default else {
+                continue;
+            };
+            copies += 1;
+            assert_eq!(
+                value(name),
+                Some(row.default_raw),
+                "{name} (--{})",
+                row.flag
+            );
+            let init = format!(".{} = {name},", row.field);
+            assert!(
+                fallback.contains(&init),
+                "sis_fallback_tunables lacks {init}"
+            );
         }
+        assert_eq!(
+            fallback.matches("SIS_DFL_").count(),
+            copies,
+            "a SIS_DFL_* in sis_fallback_tunables whose row names no bpf_default: {fallback}"
+        );
     }
 
     #[test]
