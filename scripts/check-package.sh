@@ -5,7 +5,8 @@
 # conffile, the maintainer scripts handle the unit, and the defaults file's flags parse; the
 # unit waits for readiness (Type=notify) and does not restart after the exit statuses
 # `scx_sis --help` marks; the package's version names the commit the binary names and sorts
-# after a package of the crate's version alone; the man pages and completions are there.
+# after a package of the crate's version alone; the man pages and completions are there; every
+# link of the packaged README and docs resolves inside the package.
 # scripts/test.sh runs it; starting the daemon as the unit does is for the VM tests.
 set -euo pipefail
 
@@ -84,6 +85,33 @@ for f in /usr/share/man/man1/scx_sis.1 /usr/share/man/man1/scx_sis-tune.1 \
   in_package "$f" || in_package "$f.gz" || fail "the package has no $f"
 done
 
+# The documentation: every markdown page the package holds (the README and docs/) links only to
+# files the package holds (and to headings those pages have), so `docs/...` resolves from
+# /usr/share/doc/scx-sis as it does in the source tree.
+doc_dir=/usr/share/doc/scx-sis
+in_package "$doc_dir/README.md" || fail "the package has no $doc_dir/README.md"
+# heading_anchors FILE: the anchors a markdown renderer gives FILE's headings (lower case, spaces
+# to '-', punctuation but '-' and '_' dropped).
+heading_anchors() {
+  sed -n 's/^#\{1,6\} \{1,\}//p' "$1" | tr '[:upper:]' '[:lower:]' | sed 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+links_checked=0
+while IFS= read -r page; do
+  while IFS= read -r link; do
+    case $link in http://* | https://* | mailto:*) continue ;; esac
+    file=${link%%#*}
+    anchor=${link#"$file"}
+    anchor=${anchor#\#}
+    target=$(dirname "$page")/${file:-$(basename "$page")}
+    [[ -f $target ]] || fail "${page#"$root"} links to $link, which the package does not hold"
+    if [[ -n $anchor && $target == *.md ]]; then
+      heading_anchors "$target" | grep -qxF "$anchor" ||
+        fail "${page#"$root"} links to $link, but ${target#"$root"} has no such heading"
+    fi
+    links_checked=$((links_checked + 1))
+  done < <(grep -oE '\]\([^) ]+\)' "$page" | sed 's/^](//; s/)$//')
+done < <(find "$root$doc_dir" -name '*.md' | sort)
+
 # Readiness: systemd must wait for the scheduler to attach, or `systemctl start` reports success
 # for a load that fails a second later.
 grep -qx 'Type=notify' "$unit" || fail "$UNIT is not Type=notify"
@@ -108,5 +136,5 @@ if git rev-parse HEAD >/dev/null 2>&1; then
 fi
 
 echo "check-package: ok: $bin and $env_file (a conffile) in the package, systemd-analyze verify" \
-  "clean, Type=notify, no restart after $prevent; package $pkg_version, $version;" \
+  "clean, $links_checked documentation links resolve, Type=notify, no restart after $prevent; package $pkg_version, $version;" \
   "the unit runs: $bin $flags" >&2
