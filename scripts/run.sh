@@ -28,5 +28,5 @@ echo "run: this kernel ($(uname -r)) has no sched_ext: starting the VM demo inst
 read -r vmlinuz config release < <(scripts/kernels.sh fetch 7)
 echo "run: booting $release under QEMU (TCG, slow: about 100x); scx_sis ${*:-(defaults)}" >&2
 exec scripts/vm/run.sh --kernel "$vmlinuz" --config "$config" --bin target/release/scx_sis \
-  --guest tests/vm/guest/demo.sh --env "SIS_SCHED_ARGS=$*" \
+  --guest scripts/guest/demo.sh --env "SIS_SCHED_ARGS=$*" \
   --env "SIS_DEMO_SECS=${SIS_DEMO_SECS:-25}" --timeout 600

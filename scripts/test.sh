@@ -23,7 +23,7 @@ if [ "${1:-}" = "--matrix" ]; then
   exec cargo test --release --test vm matrix -- --exact --test-threads=1
 fi
 echo "test: style (cargo fmt, clang-format, clippy -D warnings)" >&2
-cargo fmt --check
+cargo fmt --all --check
 clang-format-19 --dry-run --Werror src/bpf/*.c src/bpf/*.h
 cargo clippy --release --all-targets --quiet -- -D warnings
 scripts/check-package.sh

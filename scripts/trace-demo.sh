@@ -12,7 +12,7 @@ read -r kernel config _ < <(scripts/kernels.sh fetch "$series" | tail -n 1)
 log=$(mktemp /tmp/scx_sis-trace-demo.XXXXXX.log)
 echo "trace-demo: tracing hackbench on $series (console in $log)" >&2
 scripts/vm/run.sh --kernel "$kernel" --config "$config" --bin target/release/scx_sis \
-  --extra target/release/scx_sis_lab --guest tests/vm/guest/trace_demo.sh --quiet --log "$log"
+  --extra target/release/scx_sis_lab --guest scripts/guest/trace_demo.sh --quiet --log "$log"
 # The console ends lines with CR LF.
 tr -d '\r' <"$log" | sed -n '/^SIS-DEMO-SVG-BEGIN$/,/^SIS-DEMO-SVG-END$/p' | sed '1d;$d' |
   base64 -d >docs/trace-hackbench.svg

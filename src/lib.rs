@@ -1,7 +1,7 @@
 //! scx_sis, the library: the policy core of a sched_ext scheduler that rebuilds
 //! select_idle_sibling() as switchable placement stages and shows, per LLC, where wakeups went.
-//! Both programs build on it: `scx_sis` (the scheduler and its controls, src/main.rs) and
-//! `scx_sis_lab` (the bench and the wakelat workload, src/bin/scx_sis_lab/). Nothing here
+//! Both programs build on it: `scx_sis` (the scheduler and its controls, src/bin/scx_sis/) and
+//! `scx_sis_lab` (the bench and the wakelat workload, the crate in lab/). Nothing here
 //! depends on either program's command line.
 
 // The BPF side and its interface.
@@ -9,30 +9,19 @@ pub mod bpf_intf;
 pub mod bpf_skel;
 
 // The policy: what users set, and how it reaches BPF.
-pub mod curves;
 pub mod policy;
-pub mod topology;
-pub mod tunables;
-pub mod verifier;
 
 // Loading and running the scheduler.
-pub mod features;
-pub mod kernel_ops;
-pub mod preflight;
-pub mod scheduler;
+pub mod load;
 
 // What BPF counted, and what is published of it.
-pub mod counters;
 pub mod stats;
 
 // The placement trace.
 pub mod trace;
 
+// The programs' edges: command line, exit status, signals, the running instance.
+pub mod process;
+
 // Pieces both programs use.
 pub mod chart;
-pub mod elapsed;
-pub mod exit;
-pub mod instance;
-pub mod kernels;
-pub mod program;
-pub mod shutdown;

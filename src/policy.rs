@@ -1,9 +1,13 @@
 //! The policy a user chooses: its value types (Switch, Curve, Preset) and the table of every
 //! tunable, declared once here, from which policy/table.rs makes the defaults, PolicyOpts (the
 //! flags, shared by the scheduler's command line, `scx_sis tune` and the lab's bench
-//! configurations) and the mapping of each flag to its field of the BPF tunables.
+//! configurations) and the mapping of each flag to its field of the BPF tunables. Its
+//! submodules carry the policy to BPF: the live tunables map (tunables.rs) and the SIS_UTIL
+//! scan-depth curves (curves.rs).
 
+pub mod curves;
 pub mod table;
+pub mod tunables;
 
 use std::fmt;
 

@@ -1,8 +1,9 @@
 //! What the daemon publishes through scx_stats (the scx convention: other tools can read it from
 //! /var/run/scx/root/stats): Metrics, per LLC and per wakequeue shard, built from what
-//! counters.rs read, and the deltas between two reads that clients see. The table below is the
+//! counters.rs reads from BPF's maps, and the deltas between two reads that clients see. The table below is the
 //! one list of the published per-LLC fields; render.rs draws them for a terminal.
 
+pub mod counters;
 mod llc_metrics;
 mod render;
 
@@ -14,7 +15,7 @@ use scx_stats_derive::{stat_doc, Stats};
 use serde::{Deserialize, Serialize};
 
 use crate::bpf_intf::sis_limits_SIS_CAPACITY;
-use crate::counters::{Counters, LlcCounts, ShardCounts};
+use crate::stats::counters::{Counters, LlcCounts, ShardCounts};
 use llc_metrics::llc_metrics;
 
 #[stat_doc]

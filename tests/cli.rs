@@ -81,7 +81,7 @@ fn help_lists_every_exit_status() {
     let table = &help[help
         .find("Exit status:")
         .expect("--help has the exit statuses")..];
-    for code in scx_sis::exit::TABLE.iter().map(|r| r.code) {
+    for code in scx_sis::process::exit::TABLE.iter().map(|r| r.code) {
         assert!(
             table
                 .lines()

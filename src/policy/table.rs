@@ -29,7 +29,7 @@
 
 use std::fmt;
 
-use crate::curves;
+use crate::policy::curves;
 use crate::policy::{Curve, Preset, Switch};
 
 /// How a flag's value is stored in a field of struct sis_tunables, and shown back from it.

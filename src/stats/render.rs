@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{LlcMetrics, Metrics};
-use crate::counters::PATHS;
+use crate::stats::counters::PATHS;
 
 impl Metrics {
     fn rate(&self, v: u64) -> f64 {

@@ -460,7 +460,7 @@ pub fn write(events: &[Event], meta: &Meta, out: &mut impl Write) -> Result<()> 
 #[cfg(test)]
 pub(crate) mod synth {
     use super::super::event::{Cause, Event, Kind};
-    use crate::counters::PATH_NAMES;
+    use crate::stats::counters::PATH_NAMES;
     use crate::trace::event::MOVE_NAMES;
 
     pub fn path(name: &str) -> Cause {

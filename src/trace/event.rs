@@ -5,8 +5,8 @@
 use anyhow::{bail, Result};
 
 use crate::bpf_intf::{self, sis_trace_event};
-use crate::counters::PATH_NAMES;
-use crate::tunables::comm_of;
+use crate::policy::tunables::comm_of;
+use crate::stats::counters::PATH_NAMES;
 
 // SAFETY: a repr(C) struct of integers and a char array, valid for any bit pattern.
 unsafe impl plain::Plain for sis_trace_event {}

@@ -21,8 +21,8 @@ use serde::Serialize;
 
 use super::event::Event;
 use crate::bpf_intf::sis_limits_SIS_COMM_LEN;
+use crate::policy::tunables::{self, TRACE_RING_PIN};
 use crate::stats::Metrics;
-use crate::tunables::{self, TRACE_RING_PIN};
 
 /// Which tasks to record: all, one process (tgid) or one comm.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -135,7 +135,7 @@ pub fn capture(
     if ring.map_type() != MapType::RingBuf {
         bail!("{TRACE_RING_PIN} is not a ring buffer");
     }
-    let mut stats = crate::instance::connect_stats()?;
+    let mut stats = crate::process::instance::connect_stats()?;
 
     let events = RefCell::new(Vec::<Event>::new());
     let bad = RefCell::new(None);

@@ -9,7 +9,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::event::{Cause, Event, Kind, MOVE_NAMES};
-use crate::counters::PATH_NAMES;
+use crate::stats::counters::PATH_NAMES;
 
 /// How many tasks the "migrated most" table lists.
 const TOP_TASKS: usize = 10;

@@ -18,7 +18,7 @@ use super::chrome_trace::{runs, Run};
 use super::event::{Cause, Event, Kind};
 use crate::bpf_intf;
 use crate::chart::{self, px};
-use crate::counters::PATHS;
+use crate::stats::counters::PATHS;
 use layout::{Frame, Lanes, Tally};
 pub use window::default_window;
 

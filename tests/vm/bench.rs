@@ -7,7 +7,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::harness::{fetch_kernel, runs_on, vm_slot};
+use crate::harness::{fetch_kernel, lab_bin, runs_on, vm_slot};
 use crate::records::say;
 
 /// The `bench_quick_7` test (see the module doc).
@@ -27,7 +27,7 @@ pub(crate) fn quick_7() {
     // --timeout: the lab's own estimate allows a minute for each run of a custom workload.
     let args = "bench --vm --kernel 7 --quick --work 0.5 --repeats 5 --configs \
                 eevdf,all-on,wakeq-1 --baseline all-on --aa --workloads hackbench --timeout 900 --out";
-    let status = Command::new(env!("CARGO_BIN_EXE_scx_sis_lab"))
+    let status = Command::new(lab_bin())
         .args(args.split_whitespace())
         .arg(&out)
         .args(["--bin", env!("CARGO_BIN_EXE_scx_sis")])

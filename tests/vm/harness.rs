@@ -9,7 +9,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use crate::records::{say, Records, Verdicts};
@@ -66,6 +66,36 @@ pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The lab's binary, built now if it is missing or stale. It belongs to the workspace's other
+/// crate, which cargo does not build for this package's tests, so without this a VM test could
+/// boot a lab older than the tree. Built once per test process, with this test's profile, into
+/// the directory cargo put scx_sis in.
+pub(crate) fn lab_bin() -> &'static str {
+    static LAB: OnceLock<String> = OnceLock::new();
+    LAB.get_or_init(|| {
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo.args([
+            "build",
+            "--quiet",
+            "-p",
+            "scx_sis_lab",
+            "--bin",
+            "scx_sis_lab",
+        ]);
+        if !cfg!(debug_assertions) {
+            cargo.arg("--release");
+        }
+        let status = cargo
+            .current_dir(repo())
+            .status()
+            .expect("run cargo build -p scx_sis_lab");
+        assert!(status.success(), "cargo build -p scx_sis_lab: {status}");
+        let lab = Path::new(env!("CARGO_BIN_EXE_scx_sis")).with_file_name("scx_sis_lab");
+        assert!(lab.is_file(), "{} was not built", lab.display());
+        lab.to_string_lossy().into_owned()
+    })
+}
+
 pub(crate) fn skip_all() -> bool {
     std::env::var("SCX_SIS_SKIP_VM")
         .map(|v| v == "1")
@@ -89,7 +119,7 @@ pub(crate) fn series_list(v: &str) -> Vec<String> {
 /// `scripts/kernels.sh fetch SERIES` -> (vmlinuz, config, release).
 pub(crate) fn fetch_kernel(series: &str) -> (String, String, String) {
     let _guard = FETCH_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let k = scx_sis::kernels::fetch(&repo(), series).unwrap_or_else(|e| panic!("{e:#}"));
+    let k = scx_sis_lab::kernels::fetch(&repo(), series).unwrap_or_else(|e| panic!("{e:#}"));
     (k.vmlinuz, k.config, k.release)
 }
 
@@ -140,7 +170,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
     let mut cmd = Command::new(repo().join("scripts/vm/run.sh"));
     cmd.args(["--kernel", &vmlinuz, "--config", &config])
         .args(["--bin", env!("CARGO_BIN_EXE_scx_sis")])
-        .args(["--extra", env!("CARGO_BIN_EXE_scx_sis_lab")])
+        .args(["--extra", lab_bin()])
         .arg("--guest")
         .arg(&guest)
         .args(["--topo", topo, "--timeout", timeout, "--quiet"])

@@ -2,9 +2,9 @@
 //! idle and under hogs, seed 002's affinity corner case. The guest's records are listed in
 //! policy.sh beside each check.
 
-use scx_sis::counters::PATH_NAMES;
-use scx_sis::curves;
+use scx_sis::policy::curves;
 use scx_sis::policy::Curve;
+use scx_sis::stats::counters::PATH_NAMES;
 use scx_sis::stats::Metrics;
 
 use crate::harness::GuestRun;

@@ -1,0 +1,309 @@
+//! Measuring one run: the workload under `perf stat` in its own process group, with the
+//! scheduler's own numbers read around it (scx_stats deltas, bpf_stats of its callbacks, the
+//! trace reader's CPU time), and the workload's output parsed into the record.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use scx_sis::load::verifier;
+use scx_sis::stats::{LlcMetrics, Metrics};
+
+use super::bpf_stats::{bpf_delta, bpf_total_ns, select_only, struct_ops_progs};
+use super::config::ConfigSpec;
+use super::plan::Plan;
+use super::run_record::RunRecord;
+use super::runner::Env;
+use super::switch::{check_active, Active};
+use super::workload::{self, Custom, Sizing, Workload};
+
+struct Output {
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+    wall: Duration,
+}
+
+/// Run `cmd` in its own process group (so a timeout kills the workload, not only perf) with
+/// its output in files; SIGKILL the group after `timeout` or when `stop` is set.
+fn run_command(cmd: &[String], env: &Env, timeout: Duration, stop: &AtomicBool) -> Result<Output> {
+    let (out_path, err_path) = (env.dir.join("run.out"), env.dir.join("run.err"));
+    let t0 = Instant::now();
+    let mut child = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path)?)
+        .stderr(File::create(&err_path)?)
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("failed to start {}", cmd[0]))?;
+    let pgid = child.id() as i32;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if t0.elapsed() > timeout || stop.load(Ordering::Relaxed) {
+            // SAFETY: the process group we created for this child.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            if stop.load(Ordering::Relaxed) {
+                bail!("interrupted");
+            }
+            bail!("timed out after {} s", timeout.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // perf stat has exited; anything left in the group (a stray worker) goes too.
+    // SAFETY: as above; ESRCH when the group is empty.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    Ok(Output {
+        status,
+        stdout: fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: fs::read_to_string(&err_path).unwrap_or_default(),
+        wall: t0.elapsed(),
+    })
+}
+
+/// Fill `r` with the scheduler's stats delta over the run (scx_sis only).
+fn fill_sis_stats(r: &mut RunRecord, m: &Metrics) {
+    let sum = |f: fn(&LlcMetrics) -> u64| m.llcs.values().map(f).sum::<u64>();
+    let wakeups = sum(|l| l.wakeups);
+    let runs = sum(|l| l.scan_runs);
+    let avg = |total: u64, n: u64| (n > 0).then(|| total as f64 / n as f64);
+    r.wakeups = Some(wakeups);
+    r.select_ns_sis = avg(sum(|l| l.select_ns), sum(|l| l.select_timed));
+    r.scan_depth = avg(sum(|l| l.scan_depth), runs);
+    r.scan_visited = avg(sum(|l| l.scan_visited), runs);
+    r.scan_hit_pct = avg(sum(|l| l.scan_found) * 100, runs);
+    r.sched_migrations = Some(sum(|l| l.migrations));
+    r.steals = Some(sum(|l| l.dispatch_llc_steal + l.dispatch_remote_steal));
+    r.pulls = Some(sum(|l| l.pulls + l.pulls_remote));
+    r.idle_waiting_ms = Some(sum(|l| l.idle_waiting_ns) as f64 / 1e6);
+    r.trace_records = Some(sum(|l| l.trace_events));
+    r.trace_drops = Some(sum(|l| l.trace_drops));
+    let mut paths = BTreeMap::new();
+    for l in m.llcs.values() {
+        for (k, v) in &l.paths {
+            *paths.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    r.paths = paths;
+}
+
+/// Measure workload `w` under configuration `c` (already switched to) in round `repeat`. A
+/// failure does not end the bench: it is the record's `error`, with `ok` false.
+pub fn measure(
+    active: &mut Active,
+    c: &ConfigSpec,
+    w: Workload,
+    repeat: u32,
+    plan: &Plan,
+    env: &Env,
+    stop: &AtomicBool,
+) -> RunRecord {
+    let mut r = RunRecord::new(&c.name, c.kind(), w, repeat);
+    r.cpus = env.cpus;
+    r.topo = env.topo.clone();
+    r.kernel = env.kernel.clone();
+    let sizing = Sizing {
+        cpus: env.cpus,
+        quick: plan.quick,
+        work: plan.work,
+    };
+    let customs = sized_customs(plan, &sizing);
+    let cmd = workload::command(w, &sizing, &env.lab_exe.to_string_lossy(), &customs);
+    r.command = match w {
+        // What the user wrote, not the `sh -c` around it.
+        Workload::Custom(_) => cmd.last().cloned().unwrap_or_default(),
+        _ => cmd.join(" "),
+    };
+    let custom = customs.iter().find(|k| k.name == w.name());
+    if let Err(e) = measure_into(&mut r, active, c, w, custom, &cmd, &sizing, env, stop) {
+        r.ok = false;
+        r.error = Some(format!("{e:#}"));
+    }
+    r
+}
+
+/// The plan's custom workloads, the presets among them sized for this machine.
+fn sized_customs(plan: &Plan, sizing: &Sizing) -> Vec<Custom> {
+    plan.custom
+        .iter()
+        .map(|c| {
+            workload::preset(&c.name, sizing)
+                .filter(|_| !c.tools.is_empty())
+                .unwrap_or_else(|| c.clone())
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure_into(
+    r: &mut RunRecord,
+    active: &mut Active,
+    c: &ConfigSpec,
+    w: Workload,
+    custom: Option<&Custom>,
+    cmd: &[String],
+    sizing: &Sizing,
+    env: &Env,
+    stop: &AtomicBool,
+) -> Result<()> {
+    check_active(active, c)?;
+    let perf_out = env.dir.join("perf-stat.csv");
+    let _ = fs::remove_file(&perf_out);
+    let full = workload::perf_stat_command(&perf_out.to_string_lossy(), cmd);
+    let timeout = Duration::from_secs_f64(120.0 + 10.0 * workload::expected_secs(w, sizing));
+
+    let reader_cpu = |active: &Active| match active {
+        Active::Sis { trace: Some(t), .. } => t.cpu_s(),
+        _ => None,
+    };
+    if let Active::Sis { sched: s, .. } = active {
+        // Starts this client's window: the next read is the delta over the run.
+        if let Some(client) = s.stats.as_mut() {
+            client
+                .request::<Metrics>("stats", vec![])
+                .context("scx_sis stats read failed")?;
+        }
+    }
+    let cpu0 = reader_cpu(active);
+    let bpf0 = struct_ops_progs();
+    let out = run_command(&full, env, timeout, stop)?;
+    let bpf1 = struct_ops_progs();
+    if let (Some(a), Some(b)) = (cpu0, reader_cpu(active)) {
+        r.trace_reader_cpu_s = Some(b - a);
+    }
+    let delta = match active {
+        Active::Sis { sched: s, .. } => match s.stats.as_mut() {
+            Some(client) => Some(
+                client
+                    .request::<Metrics>("stats", vec![])
+                    .context("scx_sis stats read failed")?,
+            ),
+            None => None,
+        },
+        _ => None,
+    };
+    r.wall_s = out.wall.as_secs_f64();
+    if let Some((ns, calls)) = bpf_delta(&select_only(&bpf0), &select_only(&bpf1)) {
+        r.select_ns_bpf = Some(ns);
+        r.select_calls = Some(calls);
+    }
+    r.bpf_ns = bpf_total_ns(&bpf0, &bpf1);
+    if let Some(m) = &delta {
+        fill_sis_stats(r, m);
+    }
+    if !matches!(active, Active::Nothing) {
+        r.verified_insns = verifier::struct_ops_insns("");
+    }
+    let counts = workload::parse_perf_stat(&fs::read_to_string(&perf_out).unwrap_or_default());
+    r.migrations = counts.migrations;
+    r.context_switches = counts.context_switches;
+    r.cycles = counts.cycles;
+    r.instructions = counts.instructions;
+    r.llc_loads = counts.llc_loads;
+    r.llc_misses = counts.llc_misses;
+    r.hw_unsupported = counts.unsupported.clone();
+    // A scheduler that left during the run makes the run meaningless.
+    check_active(active, c).context("during the run")?;
+    if !out.status.success() {
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        let tail = &lines[lines.len().saturating_sub(3)..];
+        bail!(
+            "{} exited with {}: {}",
+            cmd[0],
+            out.status,
+            tail.join(" | ")
+        );
+    }
+    match w {
+        Workload::Hackbench => {
+            r.time_s = workload::parse_hackbench(&out.stdout);
+            r.time_s.with_context(|| {
+                format!("no 'Time:' in hackbench's output: {}", out.stdout.trim())
+            })?;
+        }
+        Workload::Messaging | Workload::Pipe => {
+            r.time_s = workload::parse_perf_bench(&out.stdout);
+            r.time_s.with_context(|| {
+                format!(
+                    "no 'Total time:' in perf bench's output: {}",
+                    out.stdout.trim()
+                )
+            })?;
+        }
+        Workload::Wakelat | Workload::WakelatLow => {
+            let wl = workload::parse_wakelat(&out.stdout)
+                .with_context(|| format!("no JSON in wakelat's output: {}", out.stdout.trim()))?;
+            r.p50_us = wl.p50_us;
+            r.p99_us = wl.p99_us;
+            r.rps = Some(wl.rps);
+        }
+        Workload::Custom(name) => {
+            // Its score is its wall time unless it names metrics (then both are kept).
+            r.time_s = Some(r.wall_s);
+            let text = format!("{}\n{}", out.stdout, out.stderr);
+            for m in custom.map_or(&[][..], |c| &c.metrics[..]) {
+                let v = workload::extract(m, &text).with_context(|| {
+                    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                    format!(
+                        "{name}: no number for --metric {}={} in its output: {}",
+                        m.label,
+                        m.regex,
+                        lines[lines.len().saturating_sub(3)..].join(" | ")
+                    )
+                })?;
+                r.metrics.insert(m.label.clone(), v);
+            }
+        }
+    }
+    if counts.migrations.is_none() {
+        bail!(
+            "perf stat gave no counts: {}",
+            out.stderr.lines().last().unwrap_or("")
+        );
+    }
+    r.ok = true;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sis_stats_are_summed_over_llcs() {
+        let mut m = Metrics::default();
+        for (i, (wk, ns, runs, depth)) in [(100u64, 10_000u64, 10u64, 40u64), (300, 30_000, 30, 80)]
+            .into_iter()
+            .enumerate()
+        {
+            let l = LlcMetrics {
+                wakeups: wk,
+                select_ns: ns,
+                select_timed: wk / 50,
+                scan_runs: runs,
+                scan_depth: depth,
+                scan_visited: runs * 2,
+                scan_found: runs / 2,
+                paths: BTreeMap::from([("llc_scan".to_string(), runs)]),
+                ..Default::default()
+            };
+            m.llcs.insert(i as u32, l);
+        }
+        let mut r = RunRecord::new("x", "sis", Workload::Hackbench, 1);
+        fill_sis_stats(&mut r, &m);
+        assert_eq!(r.wakeups, Some(400));
+        // 40,000 ns over the 2 + 6 timed calls, not over the 400 wakeups.
+        assert_eq!(r.select_ns_sis, Some(5000.0));
+        assert_eq!(r.scan_depth, Some(3.0));
+        assert_eq!(r.scan_visited, Some(2.0));
+        assert_eq!(r.scan_hit_pct, Some(50.0));
+        assert_eq!(r.paths["llc_scan"], 40);
+    }
+}

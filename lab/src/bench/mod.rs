@@ -1,0 +1,66 @@
+//! `scx_sis_lab bench`: the A/B benchmark runner. EEVDF, scx_sis under named configurations
+//! (switched live through the tunables map) and other sched_ext schedulers, each under the
+//! same workloads, repeated and interleaved; a markdown table, raw JSON lines and an SVG plot.
+//!
+//! Natively it needs root and a sched_ext kernel. `--vm` boots the project's VM instead: the
+//! guest runs `scx_sis_lab bench --native-guest` (lab/guest/bench.sh) and prints one
+//! `SIS-BENCH {json}` line per run; the host renders them.
+
+mod bpf_stats;
+mod config;
+mod locate;
+mod markdown;
+mod measure;
+mod native;
+mod opts;
+mod plan;
+mod plot;
+mod repeats;
+mod results;
+mod run_record;
+mod runner;
+mod supervise;
+mod switch;
+mod verdict;
+mod vm;
+mod workload;
+
+use anyhow::{bail, Result};
+
+pub use opts::BenchOpts;
+use plan::Plan;
+
+pub fn run(opts: &BenchOpts) -> Result<()> {
+    if opts.native_guest {
+        return native::guest(opts);
+    }
+    if let Some(dir) = &opts.render {
+        return results::rerender(dir, opts.svg.as_deref());
+    }
+    if !opts.cpus.is_empty() && !opts.vm {
+        bail!("--cpus boots one VM per CPU count: add --vm");
+    }
+    let plan = Plan::from_opts(opts)?;
+    if opts.vm {
+        vm::run(opts, &plan)
+    } else {
+        native::run(opts, &plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opts::parse;
+
+    #[test]
+    fn bad_values_are_rejected() {
+        assert!(parse(&["--workloads", "a b"]).is_err());
+        assert!(parse(&["--repeats", "0"]).is_err());
+        assert!(parse(&["--cpus", "0"]).is_err());
+        assert!(parse(&["--work", "-1"]).is_err());
+        let o = parse(&["--cpus", "4"]).unwrap();
+        let e = run(&o).unwrap_err();
+        assert!(e.to_string().contains("add --vm"), "{e}");
+    }
+}
