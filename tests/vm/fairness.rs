@@ -1,4 +1,4 @@
-//! fairness.sh's verdicts (issue 11), each on scx_sis's figures with EEVDF's from the same boot
+//! fairness.sh's verdicts, each on scx_sis's figures with EEVDF's from the same boot
 //! beside them: n+1 busy loops on 2 and on all CPUs, nice 0/5/0 across 2 CPUs, a busy loop whose
 //! CPU a SCHED_FIFO hog takes, hackbench beside such a hog, wakeups counted under the LLC of the
 //! wakee's prev.

@@ -1,5 +1,5 @@
 //! policy.sh's verdicts: prev-bias cuts migrations per context switch, the SIS_UTIL curves at
-//! idle and under hogs, seed 002's affinity corner case. The guest's records are listed in
+//! idle and under hogs, SIS_UTIL's affinity corner case. The guest's records are listed in
 //! policy.sh beside each check.
 
 use scx_sis::policy::curves;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fairness across CPUs (issue 11). Each case runs first under EEVDF, before scx_sis loads, then
+# Fairness across CPUs. Each case runs first under EEVDF, before scx_sis loads, then
 # under scx_sis; every PASS/FAIL line shows EEVDF's figures beside scx_sis's (the check is on
 # scx_sis's). Ticks are utime+stime from /proc/PID/stat (USER_HZ, 100 a second).
 #   n_plus_1_2cpu     3 busy loops under taskset -c 0,1: min/max of their ticks >= SIS_FAIR_MIN
@@ -40,12 +40,11 @@
 # Under TCG (thread=single) a busy vCPU takes host time from the others, so wakeup ping-pong
 # between two vCPUs (perf bench sched pipe) is ~20x slower beside any hog, EEVDF included:
 # rt_hog uses hackbench, which keeps most vCPUs busy. Even so the hog's vCPU takes its turn on the
-# one host thread, so what the hog costs depends on how many vCPUs are busy and on the host: EEVDF
-# measured 0.97x on a quiet host and 1.57x in a CI run. The slowdown is therefore held against
-# EEVDF's in the same boot whenever EEVDF itself misses SIS_FAIR_RT_MAX. It costs most to the
-# scheduler that ran fastest alone by leaving vCPUs idle (scx_sis 6.00 -> 10.56 s, 1.76x, while
-# EEVDF went 8.71 -> 12.49 s, 1.43x), so the work also passes if, beside the hog, it took no
-# longer than under EEVDF beside it.
+# one host thread, so what the hog costs depends on how many vCPUs are busy and on the host, for
+# EEVDF too. The slowdown is therefore held against EEVDF's in the same boot whenever EEVDF itself
+# misses SIS_FAIR_RT_MAX. A scheduler that ran fastest alone by leaving vCPUs idle loses most
+# beside the hog, so the work also passes if, beside the hog, it took no longer than under EEVDF
+# beside it.
 # The hog is kept under the sched_ext watchdog's 30 s: it is killed after SIS_FAIR_RT_HOG_SECS at
 # the latest. Before the ext deadline server (7.0) the kernel gives sched_ext no time
 # on a CPU an RT task holds, so a task pinned there (a per-CPU kworker) cannot run, and after 30 s

@@ -8,7 +8,7 @@
 #   sis_util_*            SIS_UTIL curves: an idle LLC is scanned whole; under CPU hogs on every
 #                         CPU quadratic stops the scan (nr_scan 0; at most 1 in 50 wakeups
 #                         scans), linear keeps 4 CPUs (or the LLC if smaller), off the whole LLC
-#   affinity_*            seed 002's corner case (Chen Yu's SIS_UTIL thread): hogs bound to every
+#   affinity_*            SIS_UTIL's affinity corner case: hogs bound to every
 #                         CPU of the LLC but one. Shows what each curve does for unbound tasks
 #                         (depth, hit rate, paths) and checks that none of them waits while that
 #                         CPU is idle. Needs one LLC with >= 7 CPUs (--topo 1llc); skipped otherwise.

@@ -197,7 +197,7 @@ if [ -n "${SIS_UNIT_EXEC:-}" ]; then
   # shellcheck disable=SC2086  # the ExecStart line is split into words, as systemd does
   $SIS_UNIT_EXEC >/tmp/unit.log 2>&1 &
   unit_pid=$!
-  # 150 s: 6.12's verifier takes minutes under TCG with a loaded host (README, reliability).
+  # 150 s: under TCG on a loaded host, 6.12's verifier alone can take minutes.
   unit_deadline=$(($(now_cs) + 15000))
   while [ "$(scx_state)" != enabled ] && [ -d "/proc/$unit_pid" ] && [ "$(now_cs)" -lt "$unit_deadline" ]; do
     sleep 0.2
