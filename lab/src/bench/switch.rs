@@ -83,27 +83,28 @@ fn tune(flags: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Stop what this runner started and require sched_ext disabled: EEVDF in force.
+fn unload(active: &mut Active) -> Result<()> {
+    *active = Active::Nothing; // drop stops what ran
+    if !wait_for(STOP_TIMEOUT, || scx_state() == "disabled") {
+        bail!(
+            "sched_ext is {} (ops {}), not disabled",
+            scx_state(),
+            scx_ops()
+        );
+    }
+    Ok(())
+}
+
 /// Bring the machine into configuration `c`. Every scx_sis configuration starts its own
 /// scheduler, as EEVDF and the peers start from a switch: the runs after a load pay for what
 /// the load reset, so one that reused the scheduler before it would skip a cost its A/A copy
 /// paid, a difference between identical configurations.
 pub fn switch_to(active: &mut Active, c: &ConfigSpec, env: &Env) -> Result<()> {
     match &c.target {
-        Target::Eevdf => {
-            *active = Active::Nothing; // drop stops what ran
-            if !wait_for(STOP_TIMEOUT, || scx_state() == "disabled") {
-                bail!(
-                    "sched_ext is {} (ops {}), not disabled",
-                    scx_state(),
-                    scx_ops()
-                );
-            }
-        }
+        Target::Eevdf => unload(active)?,
         Target::Sis { flags, trace } => {
-            *active = Active::Nothing;
-            if !wait_for(STOP_TIMEOUT, || scx_state() == "disabled") {
-                bail!("the scheduler before {} did not unload", c.name);
-            }
+            unload(active)?;
             *active = Active::Sis {
                 trace: None,
                 sched: start_sis(env, &c.name)?,
