@@ -2,7 +2,7 @@
 # Build the test initramfs (cpio newc, gzip).
 #   mkinitramfs.sh --out FILE --config KCONFIG --release REL [--bin SCX_SIS] [--guest SCRIPT]
 #                  [--env-file FILE] [--extra HOST_BINARY]...
-# Contents: busybox (+ applet links), /bin/scx_sis, hackbench, perf, stress-ng, nice, chrt, any --extra
+# Contents: busybox (+ applet links), /bin/scx_sis, hackbench, cyclictest, perf, stress-ng, nice, chrt, any --extra
 # binaries, all their ldd libraries and the dynamic loader, tests/vm/guest/* at /tests/,
 # the kernel config at /boot/config-REL (libbpf reads it for __kconfig externs; Debian kernels
 # have no /proc/config.gz), /etc/sis.env and /init.
@@ -70,6 +70,8 @@ need() { # name -> path of a required host tool
   command -v "$1" || { echo "mkinitramfs: $1 not found (run scripts/setup.sh)" >&2; exit 1; }
 }
 put_bin "$(need hackbench)" /bin/hackbench
+# cyclictest (rt-tests, as hackbench): the wakeup-latency probe of latency.sh and the lab.
+put_bin "$(need cyclictest)" /bin/cyclictest
 put_bin "$(need stress-ng)" /bin/stress-ng
 put_bin "$(need perf)" /bin/perf
 # busybox has renice but no nice.
