@@ -1,11 +1,13 @@
 //! scx_sis_lab: the lab around the scheduler. `bench` compares EEVDF, scx_sis configurations
-//! and other sched_ext schedulers under the same workloads; `wakelat` is one of those
-//! workloads; `trace-check` reads back a trace `scx_sis trace` wrote; `tune-storm` writes the
-//! running scheduler's tunables as fast as it can, for the tests. Built on the scx_sis
-//! library; it runs the scx_sis binary, never copies it.
+//! and other sched_ext schedulers under the same workloads; `wakelat` and `probe` (latency,
+//! spawn and sleeps under a background load) are some of those workloads; `trace-check` reads
+//! back a trace `scx_sis trace` wrote; `tune-storm` writes the running scheduler's tunables as
+//! fast as it can, for the tests. Built on the scx_sis library; it runs the scx_sis binary,
+//! never copies it.
 
 mod bench;
 mod latency;
+mod probe;
 mod trace_check;
 mod tune_storm;
 
@@ -15,6 +17,7 @@ use clap::{Parser, Subcommand};
 
 use bench::BenchOpts;
 use latency::LatencyOpts;
+use probe::ProbeOpts;
 use scx_sis::process::program;
 use trace_check::TraceCheckOpts;
 use tune_storm::TuneStormOpts;
@@ -38,6 +41,10 @@ enum Command {
     Bench(Box<BenchOpts>),
     /// Wakeup-latency workload (message and worker threads, schbench-style).
     Wakelat(LatencyOpts),
+    /// What a woken or a new task waits under load: cyclictest's wakeup latency, a program's
+    /// start or a row of sleeps, while a background command (e.g. hackbench) runs again and
+    /// again; one JSON object.
+    Probe(ProbeOpts),
     /// Read a trace file of `scx_sis trace` back and print what it holds, as JSON; fail if it is
     /// not a trace or a flow arrow lost an end.
     TraceCheck(TraceCheckOpts),
@@ -51,6 +58,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Bench(opts) => bench::run(opts),
         Command::Wakelat(opts) => latency::run(opts),
+        Command::Probe(opts) => probe::run(opts),
         Command::TraceCheck(opts) => trace_check::run(opts),
         Command::TuneStorm(opts) => tune_storm::run(opts),
     };
@@ -81,6 +89,20 @@ mod tests {
             parse(&["tune-storm", "--secs", "2", "--writers", "4"]).map(|c| c.command),
             Ok(Command::TuneStorm(_))
         ));
+        assert!(matches!(
+            parse(&[
+                "probe",
+                "latency",
+                "--background",
+                "hackbench -l 5",
+                "--count",
+                "9"
+            ])
+            .map(|c| c.command),
+            Ok(Command::Probe(_))
+        ));
+        assert!(parse(&["probe", "naps"]).is_err());
+        assert!(parse(&["probe", "sleeps", "--count", "0"]).is_err());
         assert!(parse(&["tune-storm", "--writers", "0"]).is_err());
         assert!(parse(&[]).is_err());
         assert!(parse(&["tune"]).is_err());

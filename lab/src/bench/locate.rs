@@ -89,7 +89,7 @@ fn is_repo(dir: &Path) -> bool {
     dir.join("scripts/vm/run.sh").is_file() && dir.join("lab/guest/bench.sh").is_file()
 }
 
-fn is_executable(path: &Path) -> bool {
+pub fn is_executable(path: &Path) -> bool {
     path.is_file() && fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 

@@ -19,6 +19,7 @@ use super::plan::Plan;
 use super::run_record::RunRecord;
 use super::runner::Env;
 use super::switch::{check_active, Active};
+use super::under_load;
 use super::workload::{self, Custom, Sizing, Workload};
 
 struct Output {
@@ -115,11 +116,19 @@ pub fn measure(
         work: plan.work,
     };
     let customs = sized_customs(plan, &sizing);
-    let cmd = workload::command(w, &sizing, &env.lab_exe.to_string_lossy(), &customs);
+    let (lab, sched) = (
+        env.lab_exe.to_string_lossy(),
+        env.sched_exe.to_string_lossy(),
+    );
+    let exes = workload::Exes {
+        lab: &lab,
+        sched: &sched,
+    };
+    let cmd = workload::command(w, &sizing, &exes, &customs);
     r.command = match w {
         // What the user wrote, not the `sh -c` around it.
         Workload::Custom(_) => cmd.last().cloned().unwrap_or_default(),
-        _ => cmd.join(" "),
+        _ => shell_words(&cmd),
     };
     let custom = customs.iter().find(|k| k.name == w.name());
     if let Err(e) = measure_into(&mut r, active, c, w, custom, &cmd, &sizing, env, stop) {
@@ -127,6 +136,21 @@ pub fn measure(
         r.error = Some(format!("{e:#}"));
     }
     r
+}
+
+/// `cmd` as a shell would take it back: an argument with a space (a probe's background
+/// command) in single quotes.
+fn shell_words(cmd: &[String]) -> String {
+    cmd.iter()
+        .map(|a| {
+            if a.contains(char::is_whitespace) {
+                format!("'{a}'")
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The plan's custom workloads, the presets among them sized for this machine.
@@ -244,6 +268,9 @@ fn measure_into(
             r.p99_us = wl.p99_us;
             r.rps = Some(wl.rps);
         }
+        Workload::Latency | Workload::Spawn | Workload::Sleeps => {
+            under_load::record(r, &out.stdout)?;
+        }
         Workload::Custom(name) => {
             // Its score is its wall time unless it names metrics (then both are kept).
             r.time_s = Some(r.wall_s);
@@ -275,6 +302,17 @@ fn measure_into(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_read_back_as_shell_words() {
+        let cmd: Vec<String> = ["probe", "sleeps", "--background", "hackbench -l 5"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            shell_words(&cmd),
+            "probe sleeps --background 'hackbench -l 5'"
+        );
+    }
 
     #[test]
     fn sis_stats_are_summed_over_llcs() {

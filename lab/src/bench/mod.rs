@@ -13,6 +13,7 @@ mod markdown;
 mod measure;
 mod native;
 mod opts;
+mod peers;
 mod plan;
 mod plot;
 mod repeats;
@@ -21,6 +22,7 @@ mod run_record;
 mod runner;
 mod supervise;
 mod switch;
+mod under_load;
 mod verdict;
 mod vm;
 mod workload;
@@ -40,11 +42,15 @@ pub fn run(opts: &BenchOpts) -> Result<()> {
     if !opts.cpus.is_empty() && !opts.vm {
         bail!("--cpus boots one VM per CPU count: add --vm");
     }
-    let plan = Plan::from_opts(opts)?;
+    let mut opts = opts.clone();
+    // Installed (or found in the cache) before anything else runs, so that a failed install
+    // stops the bench before a VM boots.
+    opts.peer.extend(peers::install_all(&opts.peers)?);
+    let plan = Plan::from_opts(&opts)?;
     if opts.vm {
-        vm::run(opts, &plan)
+        vm::run(&opts, &plan)
     } else {
-        native::run(opts, &plan)
+        native::run(&opts, &plan)
     }
 }
 

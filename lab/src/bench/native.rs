@@ -35,7 +35,7 @@ fn check(plan: &Plan) -> Result<()> {
         bail!("a sched_ext scheduler is already loaded ({name}): stop it first, EEVDF is the baseline");
     }
     let mut tools = vec!["perf"];
-    tools.extend(plan.workloads.iter().filter_map(|w| w.tool()));
+    tools.extend(plan.workloads.iter().flat_map(|w| w.tools()));
     for t in tools {
         if !locate::in_path(t) {
             bail!("{t} not found in PATH (the bench runs its workloads under perf stat)");

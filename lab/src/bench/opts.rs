@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::config::{BASELINE, BUILTIN, ON_REQUEST, SCALING_DEFAULT, TRACE_FLAG};
+use super::under_load;
 use super::workload::{self, Workload};
 
 // The flags of `scx_sis_lab bench`; its about is the Bench variant's doc in main.rs.
@@ -40,6 +41,12 @@ pub struct BenchOpts {
     /// Add another sched_ext scheduler binary with its arguments, e.g. 'bpfland-perf=/usr/bin/scx_bpfland -m performance' (NAME= optional: the file name by default).
     #[arg(long, value_name = "[NAME=]PATH [ARGS]")]
     pub peer: Vec<String>,
+
+    /// Add schedulers of the scx project as peers by name, e.g. cosmos,bpfland: each is
+    /// installed once from crates.io (cargo install --locked scx_NAME) into
+    /// ${SCX_SIS_CACHE:-~/.cache/scx_sis}/peers and run as-is like --peer.
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    pub peers: Vec<String>,
 
     #[arg(long, value_delimiter = ',', help = workloads_help())]
     pub workloads: Option<Vec<Workload>>,
@@ -165,9 +172,11 @@ fn config_help() -> String {
 /// --workloads' help, from the lists workload.rs keeps.
 fn workloads_help() -> String {
     format!(
-        "Workloads: {}, the presets {} (when on the PATH) and any --workload NAME \
-         [default: {}; with --cpus: {}; every --workload is added]",
+        "Workloads: {} ({} run under a hackbench loop: cyclictest's wakeup latency, a start \
+         of scx_sis, ten 50 ms sleeps), the presets {} (when on the PATH) and any --workload \
+         NAME [default: {}; with --cpus: {}; every --workload is added]",
         names(workload::ALL),
+        names(under_load::ALL),
         names(workload::PRESETS),
         names(workload::DEFAULT),
         names(workload::SCALING_DEFAULT),
@@ -205,9 +214,11 @@ mod tests {
         assert!(config_help().contains("--trace also runs"));
         assert_eq!(
             workloads_help(),
-            "Workloads: hackbench, messaging, pipe, wakelat, wakelat-low, the presets schbench, \
-             tbench (when on the PATH) and any --workload NAME [default: hackbench, messaging, \
-             pipe, wakelat; with --cpus: wakelat-low, hackbench; every --workload is added]"
+            "Workloads: hackbench, messaging, pipe, wakelat, wakelat-low, latency, spawn, sleeps \
+             (latency, spawn, sleeps run under a hackbench loop: cyclictest's wakeup latency, a \
+             start of scx_sis, ten 50 ms sleeps), the presets schbench, tbench (when on the \
+             PATH) and any --workload NAME [default: hackbench, messaging, pipe, wakelat; with \
+             --cpus: wakelat-low, hackbench; every --workload is added]"
         );
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::under_load;
 use super::verdict::Better;
 use super::workload::{intern, Custom, Workload};
 
@@ -357,6 +358,7 @@ fn named(m: &super::workload::NamedMetric) -> Metric {
 pub fn scores(w: Workload, customs: &[Custom]) -> Vec<Metric> {
     match w {
         Workload::Wakelat | Workload::WakelatLow => vec![P99, RPS],
+        Workload::Latency | Workload::Spawn | Workload::Sleeps => under_load::scores(w),
         Workload::Custom(name) => {
             let named: Vec<Metric> = customs
                 .iter()
@@ -378,6 +380,11 @@ pub fn columns(w: Workload, customs: &[Custom]) -> Vec<Metric> {
     match w {
         Workload::Wakelat | Workload::WakelatLow => {
             vec![P50, P99, RPS, MIGRATIONS, CTX, SELECT_BPF, BPF_PER_CS]
+        }
+        Workload::Latency | Workload::Spawn | Workload::Sleeps => {
+            let mut v = under_load::columns(w);
+            v.extend([MIGRATIONS, CTX, SELECT_BPF, BPF_PER_CS]);
+            v
         }
         Workload::Custom(_) => {
             let mut v = scores(w, customs);

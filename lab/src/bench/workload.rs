@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::under_load;
 use super::verdict::Better;
 
 /// A name that lives as long as the process: a custom workload's or metric's name, made once and
@@ -41,6 +42,12 @@ pub enum Workload {
     Wakelat,
     /// scx_sis_lab wakelat with one message thread and two workers (low load).
     WakelatLow,
+    /// cyclictest's wakeup latency under a hackbench loop (under_load.rs).
+    Latency,
+    /// The start of the scx_sis binary under a hackbench loop.
+    Spawn,
+    /// Ten 50 ms sleeps in a row under a hackbench loop.
+    Sleeps,
     /// A command of the user's or a preset's, by name; the plan's `Custom` says what it runs.
     Custom(&'static str),
 }
@@ -51,6 +58,9 @@ pub const ALL: &[Workload] = &[
     Workload::Pipe,
     Workload::Wakelat,
     Workload::WakelatLow,
+    Workload::Latency,
+    Workload::Spawn,
+    Workload::Sleeps,
 ];
 /// The matrix's workloads unless --workloads says otherwise.
 pub const DEFAULT: &[Workload] = &[
@@ -70,15 +80,20 @@ impl Workload {
             Workload::Pipe => "pipe",
             Workload::Wakelat => "wakelat",
             Workload::WakelatLow => "wakelat-low",
+            Workload::Latency => "latency",
+            Workload::Spawn => "spawn",
+            Workload::Sleeps => "sleeps",
             Workload::Custom(n) => n,
         }
     }
 
-    /// The external program a built-in needs besides perf (scx_sis_lab itself for wakelat).
-    pub fn tool(self) -> Option<&'static str> {
+    /// The external programs a built-in needs besides perf (scx_sis_lab itself for wakelat and
+    /// the probes).
+    pub fn tools(self) -> &'static [&'static str] {
         match self {
-            Workload::Hackbench => Some("hackbench"),
-            _ => None,
+            Workload::Hackbench | Workload::Spawn | Workload::Sleeps => &["hackbench"],
+            Workload::Latency => &["hackbench", "cyclictest"],
+            _ => &[],
         }
     }
 }
@@ -310,11 +325,22 @@ impl Sizing {
     }
 }
 
-/// The workload's command line; `lab_exe` is scx_sis_lab (for wakelat).
-pub fn command(w: Workload, s: &Sizing, lab_exe: &str, customs: &[Custom]) -> Vec<String> {
+/// The programs a workload's command names besides itself: scx_sis_lab (wakelat and the
+/// probes) and scx_sis (what the spawn probe starts).
+pub struct Exes<'a> {
+    pub lab: &'a str,
+    pub sched: &'a str,
+}
+
+/// The workload's command line.
+pub fn command(w: Workload, s: &Sizing, exes: &Exes, customs: &[Custom]) -> Vec<String> {
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let (g, l) = (s.groups().to_string(), s.loops().to_string());
+    let lab_exe = exes.lab;
     match w {
+        Workload::Latency | Workload::Spawn | Workload::Sleeps => {
+            under_load::command(w, s, exes.lab, exes.sched)
+        }
         Workload::Custom(name) => {
             let c = customs.iter().find(|c| c.name == name);
             v(&["sh", "-c", c.map_or("false", |c| c.command.as_str())])
@@ -380,6 +406,7 @@ pub fn expected_secs(w: Workload, s: &Sizing) -> f64 {
             let (_, _, rt, wu) = s.wakelat(false);
             rt + wu + 1.5
         }
+        Workload::Latency | Workload::Spawn | Workload::Sleeps => under_load::expected_secs(w, s),
         // Unknown: a run may take a minute before its timeout counts as a hang.
         Workload::Custom(_) => 60.0,
     }
@@ -674,6 +701,11 @@ mod tests {
         assert_eq!(parse_wakelat("not json"), None);
     }
 
+    const EXES: Exes = Exes {
+        lab: "/bin/scx_sis_lab",
+        sched: "/bin/scx_sis",
+    };
+
     #[test]
     fn sizing_follows_the_cpu_count() {
         let s = |cpus, quick| Sizing {
@@ -687,9 +719,9 @@ mod tests {
         assert_eq!(s(8, true).loops(), 60);
         assert_eq!(s(8, false).wakelat(true).0, 1);
         assert_eq!(s(16, false).wakelat(false).0, 4);
-        let hb = command(Workload::Hackbench, &s(8, false), "/bin/scx_sis_lab", &[]).join(" ");
+        let hb = command(Workload::Hackbench, &s(8, false), &EXES, &[]).join(" ");
         assert_eq!(hb, "hackbench -g 2 -f 20 --threads --pipe -l 300 -s 100");
-        let wl = command(Workload::WakelatLow, &s(8, true), "/bin/scx_sis_lab", &[]).join(" ");
+        let wl = command(Workload::WakelatLow, &s(8, true), &EXES, &[]).join(" ");
         assert_eq!(
             wl,
             "/bin/scx_sis_lab wakelat --json --message-threads 1 --workers 2 --runtime 2 --warmup 0.5"
@@ -697,12 +729,7 @@ mod tests {
         assert_eq!("wakelat-low".parse::<Workload>(), Ok(Workload::WakelatLow));
         assert!("a b".parse::<Workload>().is_err());
         let c = parse_custom("mine=sleep 1; echo done").unwrap();
-        let cmd = command(
-            Workload::Custom("mine"),
-            &s(8, false),
-            "/bin/scx_sis_lab",
-            &[c],
-        );
+        let cmd = command(Workload::Custom("mine"), &s(8, false), &EXES, &[c]);
         assert_eq!(cmd, ["sh", "-c", "sleep 1; echo done"]);
     }
 }

@@ -1,0 +1,274 @@
+//! The workloads that measure a wait under load: `scx_sis_lab probe` with a hackbench loop
+//! as its background, started before the probe and killed after it. `latency` is cyclictest's
+//! wakeup latency (avg, p99, max), `spawn` the start of a ~10 MB program (`scx_sis
+//! --version`), `sleeps` ten 50 ms sleeps in a row (0.5 s on an idle machine). Each also
+//! reports how many hackbench runs the background completed per second: the throughput the
+//! scheduler kept while it served the probe.
+
+use anyhow::{bail, Context, Result};
+
+use super::run_record::{Get, Metric, RunRecord};
+use super::verdict::Better;
+use super::workload::{Sizing, Workload};
+use crate::probe::{median, ProbeResult};
+
+/// The workloads of this module.
+pub const ALL: &[Workload] = &[Workload::Latency, Workload::Spawn, Workload::Sleeps];
+
+/// Seconds the background runs before the probe starts: enough for hackbench's tasks to
+/// exist and be running on every CPU when the first probe wakes up.
+pub const WARMUP_S: f64 = 1.0;
+
+/// The background: the hackbench workload's groups (about 10 runnable threads per CPU), with a
+/// tenth of its loops per run, so that a run ends about every second under TCG and the count
+/// of runs completed during a probe of a few seconds still says something.
+pub fn background(s: &Sizing) -> String {
+    format!(
+        "hackbench -g {} -f 20 --threads --pipe -l {} -s 100",
+        s.groups(),
+        (s.loops() / 10).max(5)
+    )
+}
+
+/// The probe's count: cyclictest loops, starts or sleeps.
+pub fn count(w: Workload, s: &Sizing) -> u32 {
+    match (w, s.quick) {
+        (Workload::Latency, false) => 300,
+        (Workload::Latency, true) => 100,
+        (Workload::Spawn, false) => 5,
+        (Workload::Spawn, true) => 3,
+        _ => 10,
+    }
+}
+
+/// `scx_sis_lab probe KIND ...`; `spawn_exe` is what `spawn` starts (the scx_sis binary).
+pub fn command(w: Workload, s: &Sizing, lab_exe: &str, spawn_exe: &str) -> Vec<String> {
+    let kind = match w {
+        Workload::Latency => "latency",
+        Workload::Spawn => "spawn",
+        _ => "sleeps",
+    };
+    let mut v: Vec<String> = [
+        lab_exe,
+        "probe",
+        kind,
+        "--count",
+        &count(w, s).to_string(),
+        "--warmup",
+        &WARMUP_S.to_string(),
+        "--background",
+        &background(s),
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    if w == Workload::Spawn {
+        v.extend(["--exe".to_string(), spawn_exe.to_string()]);
+    }
+    v
+}
+
+/// Roughly how long one run takes under TCG with 8 vCPUs and hackbench beside it: a wakeup
+/// there waits up to tens of ms, a start up to 15 s.
+pub fn expected_secs(w: Workload, s: &Sizing) -> f64 {
+    let n = count(w, s) as f64;
+    WARMUP_S
+        + match w {
+            // Each loop: the 10 ms period and its latency; then the histogram's text dump.
+            Workload::Latency => n * 0.04 + 10.0,
+            Workload::Spawn => n * 15.0,
+            _ => n * 0.8,
+        }
+}
+
+pub const AVG: Metric = named("avg us", 0, Better::Lower);
+pub const P99: Metric = named("p99 us", 0, Better::Lower);
+pub const MAX: Metric = named("max us", 0, Better::Lower);
+/// The median start.
+pub const SPAWN: Metric = named("start s", 3, Better::Lower);
+pub const SLEEPS: Metric = named("sleeps s", 2, Better::Lower);
+pub const BACKGROUND: Metric = named("hackbench runs/s", 3, Better::Higher);
+
+const fn named(label: &'static str, decimals: usize, better: Better) -> Metric {
+    Metric {
+        label,
+        decimals,
+        get: Get::Named(label),
+        better,
+    }
+}
+
+/// What a workload of this module is judged by: its wait, and the background's throughput.
+pub fn scores(w: Workload) -> Vec<Metric> {
+    match w {
+        Workload::Latency => vec![AVG, P99, BACKGROUND],
+        Workload::Spawn => vec![SPAWN, BACKGROUND],
+        _ => vec![SLEEPS, BACKGROUND],
+    }
+}
+
+/// Its table's columns before the common ones.
+pub fn columns(w: Workload) -> Vec<Metric> {
+    match w {
+        Workload::Latency => vec![AVG, P99, MAX, BACKGROUND],
+        _ => scores(w),
+    }
+}
+
+/// The probe's JSON (the last line of `stdout` that is one) into `r`'s metrics.
+pub fn record(r: &mut RunRecord, stdout: &str) -> Result<()> {
+    let p: ProbeResult = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l.trim()).ok())
+        .with_context(|| format!("no JSON in the probe's output: {}", stdout.trim()))?;
+    let mut put = |m: &Metric, v: f64| {
+        r.metrics.insert(m.label.to_string(), v);
+    };
+    match r.workload {
+        Workload::Latency => {
+            let l = p.latency.context("the latency probe reported no latency")?;
+            put(&AVG, l.avg_us);
+            put(&MAX, l.max_us);
+            // Unknown when it fell above cyclictest's histogram: left out, not guessed.
+            if let Some(p99) = l.p99_us {
+                put(&P99, p99);
+            }
+        }
+        Workload::Spawn => put(
+            &SPAWN,
+            median(&p.spawn_s).context("the spawn probe reported no start")?,
+        ),
+        Workload::Sleeps => put(
+            &SLEEPS,
+            p.sleeps_s.context("the sleeps probe reported no time")?,
+        ),
+        w => bail!("{w} is not a probe under load"),
+    }
+    if p.background_s > 0.0 {
+        put(&BACKGROUND, p.background_runs as f64 / p.background_s);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizing(quick: bool) -> Sizing {
+        Sizing {
+            cpus: 8,
+            quick,
+            work: 1.0,
+        }
+    }
+
+    #[test]
+    fn probes_run_under_a_hackbench_sized_like_the_workload() {
+        let s = sizing(false);
+        assert_eq!(
+            background(&s),
+            "hackbench -g 2 -f 20 --threads --pipe -l 30 -s 100"
+        );
+        assert_eq!(
+            background(&Sizing { cpus: 32, ..s }),
+            "hackbench -g 8 -f 20 --threads --pipe -l 7 -s 100"
+        );
+        assert_eq!(
+            background(&sizing(true)),
+            "hackbench -g 2 -f 20 --threads --pipe -l 6 -s 100"
+        );
+        let c = command(Workload::Latency, &s, "/bin/scx_sis_lab", "/bin/scx_sis");
+        assert_eq!(
+            c[..8].join(" "),
+            "/bin/scx_sis_lab probe latency --count 300 --warmup 1 --background"
+        );
+        assert_eq!(c[8], background(&s), "one argument");
+        assert_eq!(c.len(), 9);
+        let c = command(
+            Workload::Spawn,
+            &sizing(true),
+            "/bin/scx_sis_lab",
+            "/bin/scx_sis",
+        );
+        assert_eq!(c[2..5].join(" "), "spawn --count 3");
+        assert_eq!(c[c.len() - 2..].join(" "), "--exe /bin/scx_sis");
+        let c = command(Workload::Sleeps, &s, "/bin/scx_sis_lab", "/bin/scx_sis");
+        assert_eq!(c[2..5].join(" "), "sleeps --count 10");
+        assert!(expected_secs(Workload::Spawn, &s) > expected_secs(Workload::Sleeps, &s));
+    }
+
+    fn rec(w: Workload, out: &str) -> Result<RunRecord> {
+        let mut r = RunRecord::new("eevdf", "eevdf", w, 1);
+        record(&mut r, out).map(|_| r)
+    }
+
+    #[test]
+    fn the_probes_output_becomes_metrics() {
+        let out =
+            "warming up\n{\"probe\":\"latency\",\"latency\":{\"samples\":300,\"avg_us\":9800.5,\
+                   \"p99_us\":51000.0,\"max_us\":64000.0,\"overflows\":0},\"background_runs\":6,\
+                   \"background_s\":12.0}\n";
+        let r = rec(Workload::Latency, out).unwrap();
+        let got: Vec<(&str, f64)> = r.metrics.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(
+            got,
+            [
+                ("avg us", 9800.5),
+                ("hackbench runs/s", 0.5),
+                ("max us", 64000.0),
+                ("p99 us", 51000.0)
+            ]
+        );
+        // A p99 above the histogram is left out; the rest stands.
+        let out = "{\"probe\":\"latency\",\"latency\":{\"samples\":300,\"avg_us\":1.0,\
+                   \"p99_us\":null,\"max_us\":300000.0,\"overflows\":9},\"background_runs\":0,\
+                   \"background_s\":3.0}";
+        let r = rec(Workload::Latency, out).unwrap();
+        assert_eq!(P99.value(&r), None);
+        assert_eq!(
+            (AVG.value(&r), BACKGROUND.value(&r)),
+            (Some(1.0), Some(0.0))
+        );
+
+        let out = "{\"probe\":\"spawn\",\"spawn_s\":[2.5,11.0,2.3],\"background_runs\":1,\
+                   \"background_s\":16.0}";
+        assert_eq!(SPAWN.value(&rec(Workload::Spawn, out).unwrap()), Some(2.5));
+        let out =
+            "{\"probe\":\"sleeps\",\"sleeps_s\":2.2,\"background_runs\":1,\"background_s\":3.0}";
+        assert_eq!(
+            SLEEPS.value(&rec(Workload::Sleeps, out).unwrap()),
+            Some(2.2)
+        );
+
+        assert!(rec(Workload::Sleeps, "cyclictest: oops").is_err());
+        let no_starts = "{\"probe\":\"spawn\",\"background_runs\":1,\"background_s\":1.0}";
+        assert!(rec(Workload::Spawn, no_starts).is_err());
+        assert!(rec(Workload::Hackbench, no_starts).is_err());
+    }
+
+    #[test]
+    fn each_is_judged_by_its_wait_and_the_background() {
+        let labels = |v: Vec<Metric>| v.iter().map(|m| m.label).collect::<Vec<_>>();
+        assert_eq!(
+            labels(scores(Workload::Latency)),
+            ["avg us", "p99 us", "hackbench runs/s"]
+        );
+        assert_eq!(
+            labels(columns(Workload::Latency)),
+            ["avg us", "p99 us", "max us", "hackbench runs/s"]
+        );
+        assert_eq!(
+            labels(scores(Workload::Spawn)),
+            ["start s", "hackbench runs/s"]
+        );
+        assert_eq!(
+            labels(scores(Workload::Sleeps)),
+            ["sleeps s", "hackbench runs/s"]
+        );
+        assert_eq!(BACKGROUND.better, Better::Higher);
+        assert!([AVG, P99, MAX, SPAWN, SLEEPS]
+            .iter()
+            .all(|m| m.better == Better::Lower));
+    }
+}
