@@ -4,7 +4,6 @@
 //! fork+exec of a program (`spawn`) or a row of short sleeps (`sleeps`). It prints one JSON
 //! object (ProbeResult) on stdout.
 
-use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,7 +22,7 @@ pub enum Kind {
     Latency,
     /// Start a program (`EXE --version`) COUNT times in a row: the wall time of each.
     Spawn,
-    /// COUNT sleeps of --sleep-ms in a row: their wall time.
+    /// COUNT `sleep` processes of --sleep-ms in a row: their wall time.
     Sleeps,
 }
 
@@ -64,13 +63,9 @@ fn parse_secs(s: &str) -> Result<f64, String> {
     }
 }
 
-/// cyclictest's period: the issue's 10 ms, long enough that under TCG a wakeup's latency
-/// (tens of ms under load) is not swallowed by the next period's.
+/// cyclictest's period: long enough that under TCG a wakeup's latency (tens of ms under load)
+/// is not swallowed by the next period's.
 pub const CYCLICTEST_INTERVAL_US: u32 = 10_000;
-/// cyclictest's histogram, in 1 us buckets: latencies above it count only as overflows. 200 ms
-/// holds the worst wakeups seen under QEMU TCG with hackbench (about 130 ms); the text dump of
-/// the buckets, which cyclictest writes whatever the output, grows with it, so no larger.
-pub const HISTOGRAM_US: u32 = 200_000;
 
 /// What `probe` prints: the probe's numbers (those of its kind) and the background's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -94,12 +89,8 @@ pub struct ProbeResult {
 pub struct Latency {
     pub samples: u64,
     pub avg_us: f64,
-    /// None when the 99th percentile is among the overflows (above the histogram) and not the
-    /// maximum itself: its value is unknown.
-    pub p99_us: Option<f64>,
+    pub p99_us: f64,
     pub max_us: f64,
-    /// Samples above the histogram's range.
-    pub overflows: u64,
 }
 
 /// The median of `v` (the mean of the two middle values for an even count).
@@ -117,65 +108,39 @@ pub fn median(v: &[f64]) -> Option<f64> {
     })
 }
 
-/// cyclictest's `--json` file for one thread (thread "0"): its histogram (bucket in us to
-/// count, only the buckets that are not empty), cycles, avg and max. The p99 is the
-/// nearest-rank one: the ceil(0.99 n)-th smallest sample. Samples above the histogram's range
-/// are in no bucket (cycles minus the buckets' sum): a p99 among them is the maximum if it is
-/// the last sample, else unknown.
-pub fn parse_cyclictest_json(text: &str) -> Result<Latency> {
-    let v: serde_json::Value =
-        serde_json::from_str(text).context("cyclictest's --json file is not JSON")?;
-    let t = v
-        .get("thread")
-        .and_then(|t| t.get("0"))
-        .context("cyclictest's JSON has no thread 0")?;
-    let num = |k: &str| {
-        t.get(k)
-            .and_then(|x| x.as_f64())
-            .with_context(|| format!("cyclictest's JSON has no number '{k}' for thread 0"))
-    };
-    let cycles = num("cycles")? as u64;
-    let (avg, max) = (num("avg")?, num("max")?);
-    let mut buckets: Vec<(u64, u64)> = Vec::new();
-    if let Some(h) = t.get("histogram").and_then(|h| h.as_object()) {
-        for (k, c) in h {
-            let us: u64 = k
-                .trim()
-                .parse()
-                .with_context(|| format!("cyclictest's histogram bucket '{k}' is not a number"))?;
-            let c = c
-                .as_u64()
-                .with_context(|| format!("cyclictest's histogram count for {k} us"))?;
-            buckets.push((us, c));
-        }
-    } else {
-        bail!("cyclictest's JSON has no histogram (run it with -h)");
+/// cyclictest's `-v` output: a line per loop, `THREAD: LOOP: LATENCY_US`, among headers and
+/// the summary line (`T: 0 (...) ... Avg: ... Max: ...`), which are skipped. Every sample is
+/// there, so the p99 is exact at any latency: the nearest-rank one, the ceil(0.99 n)-th
+/// smallest.
+pub fn parse_cyclictest_verbose(text: &str) -> Result<Latency> {
+    let mut v: Vec<u64> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').map(str::trim).collect();
+            match f[..] {
+                [t, i, us] if t.parse::<u32>().is_ok() && i.parse::<u64>().is_ok() => {
+                    us.parse().ok()
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    if v.is_empty() {
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        bail!("no 'thread: loop: latency' line in cyclictest's -v output (last line: {last})");
     }
-    if cycles == 0 {
-        bail!("cyclictest measured no cycle");
-    }
-    buckets.sort();
-    let in_hist: u64 = buckets.iter().map(|b| b.1).sum();
-    let overflows = cycles.saturating_sub(in_hist);
-    let rank = (cycles * 99).div_ceil(100);
-    let mut seen = 0;
-    let mut p99 = None;
-    for (us, c) in &buckets {
-        seen += c;
-        if seen >= rank {
-            p99 = Some(*us as f64);
-            break;
-        }
-    }
-    if p99.is_none() && rank == cycles {
-        p99 = Some(max);
-    }
+    v.sort_unstable();
+    let n = v.len();
+    let rank = (n * 99).div_ceil(100).max(1);
     Ok(Latency {
-        samples: cycles,
-        avg_us: avg,
-        p99_us: p99,
-        max_us: max,
-        overflows,
+        samples: n as u64,
+        avg_us: v.iter().sum::<u64>() as f64 / n as f64,
+        p99_us: v[rank - 1] as f64,
+        max_us: v[n - 1] as f64,
     })
 }
 
@@ -257,16 +222,9 @@ fn spawn_in_group(words: &[String]) -> Result<std::process::Child> {
 }
 
 fn run_latency(loops: u32) -> Result<Latency> {
-    let json = std::env::temp_dir().join(format!(
-        "scx_sis_lab-cyclictest-{}.json",
-        std::process::id()
-    ));
-    let _ = fs::remove_file(&json);
     let out = Command::new("cyclictest")
-        .args(cyclictest_args(loops, &json))
+        .args(cyclictest_args(loops))
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .output()
         .context("failed to start cyclictest (rt-tests)")?;
     if !out.status.success() {
@@ -277,29 +235,26 @@ fn run_latency(loops: u32) -> Result<Latency> {
             err.lines().last().unwrap_or("")
         );
     }
-    let text = fs::read_to_string(&json)
-        .with_context(|| format!("cyclictest wrote no {}", json.display()))?;
-    let _ = fs::remove_file(&json);
-    parse_cyclictest_json(&text)
+    parse_cyclictest_verbose(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// cyclictest's arguments: one thread, no -p (SCHED_OTHER, as an ordinary woken task), memory
-/// locked, quiet, the histogram dumped to nowhere and read back from the JSON file.
-pub fn cyclictest_args(loops: u32, json: &Path) -> Vec<String> {
-    vec![
-        "-m".into(),
+/// locked, every sample printed (-v) rather than a histogram of 1 us buckets, whose range a
+/// wakeup under TCG (up to some 700 ms seen) overflows unless its text dump, a line per bucket,
+/// grows to millions of lines.
+pub fn cyclictest_args(loops: u32) -> Vec<String> {
+    [
+        "-m".to_string(),
         "-q".into(),
+        "-v".into(),
         "-t".into(),
         "1".into(),
         "-i".into(),
         CYCLICTEST_INTERVAL_US.to_string(),
         "-l".into(),
         loops.to_string(),
-        "-h".into(),
-        HISTOGRAM_US.to_string(),
-        "--histfile=/dev/null".into(),
-        format!("--json={}", json.display()),
     ]
+    .to_vec()
 }
 
 fn run_spawn(exe: &Path, count: u32) -> Result<Vec<f64>> {
@@ -322,12 +277,22 @@ fn run_spawn(exe: &Path, count: u32) -> Result<Vec<f64>> {
     Ok(times)
 }
 
-fn run_sleeps(count: u32, ms: u64) -> f64 {
+/// `sleep SECS` COUNT times in a row, as a shell script's loop runs it: each a new process
+/// that starts, sleeps and is woken, so the row waits on a start and a wakeup per sleep.
+fn run_sleeps(count: u32, ms: u64) -> Result<f64> {
+    let secs = format!("{}", ms as f64 / 1000.0);
     let t0 = Instant::now();
     for _ in 0..count {
-        thread::sleep(Duration::from_millis(ms));
+        let st = Command::new("sleep")
+            .arg(&secs)
+            .stdin(Stdio::null())
+            .status()
+            .context("failed to start sleep")?;
+        if !st.success() {
+            bail!("sleep {secs} exited with {st}");
+        }
     }
-    t0.elapsed().as_secs_f64()
+    Ok(t0.elapsed().as_secs_f64())
 }
 
 fn default_exe() -> Result<PathBuf> {
@@ -360,8 +325,7 @@ pub fn run(opts: &ProbeOpts) -> Result<()> {
         Kind::Latency => run_latency(opts.count.unwrap_or(300)).map(|l| r.latency = Some(l)),
         Kind::Spawn => run_spawn(&exe, opts.count.unwrap_or(5)).map(|t| r.spawn_s = t),
         Kind::Sleeps => {
-            r.sleeps_s = Some(run_sleeps(opts.count.unwrap_or(10), opts.sleep_ms));
-            Ok(())
+            run_sleeps(opts.count.unwrap_or(10), opts.sleep_ms).map(|t| r.sleeps_s = Some(t))
         }
     };
     // Stopped whatever the probe gave, so that no hackbench outlives it.
@@ -378,122 +342,79 @@ pub fn run(opts: &ProbeOpts) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// `cyclictest -m -q -i 1000 -l 50 -t 1 -h 400 --json=...` (rt-tests 2.4) on a loaded
-    /// host: 31 samples in the histogram, 19 above its 400 us (the largest 4477 us).
-    const REAL: &str = r##"{
-  "file_version": 1,
-  "cmdline:": "cyclictest -m -q -i 1000 -l 50 -t 1 -h 400 --json=/tmp/ct.json",
-  "rt_test_version:": "2.40",
-  "start_time": "Sun, 06 Dec 2026 02:21:21 +0000",
-  "end_time": "Sun, 06 Dec 2026 02:21:21 +0000",
-  "return_code": 0,
-  "sysinfo": {
-    "sysname": "Linux",
-    "nodename": "vm",
-    "release": "6.18.44-fc-v1252",
-    "version": "#1 SMP PREEMPT_DYNAMIC @0",
-    "machine": "x86_64",
-    "realtime": 0
-  },
-  "num_threads": 1,
-  "resolution_in_ns": 0,
-  "thread": {
-    "0": {
-      "histogram": {
-        "73": 1,
-        "74": 1,
-        "76": 1,
-        "79": 1,
-        "80": 1,
-        "81": 1,
-        "82": 3,
-        "83": 2,
-        "84": 1,
-        "85": 4,
-        "86": 1,
-        "87": 4,
-        "88": 1,
-        "89": 1,
-        "90": 1,
-        "91": 1,
-        "94": 1,
-        "102": 1,
-        "109": 1,
-        "180": 1,
-        "224": 1,
-        "237": 1
-      },
-      "cycles": 50,
-      "min": 73,
-      "max": 4477,
-      "avg": 909.64,
-      "cpu": 0,
-      "node": 0
-    }
-  }
-}"##;
+    /// `cyclictest -m -q -v -i 1000 -l 20 -t 1` (rt-tests 2.4) on the build host, as printed.
+    const REAL: &str = "Max CPUs = 2
+Online CPUs = 2
+# /dev/cpu_dma_latency set to 0us
+Thread 0 Interval: 1500
+       0:       0:     115
+       0:       1:      63
+       0:       2:     112
+       0:       3:     117
+       0:       4:     110
+       0:       5:      48
+       0:       6:     116
+       0:       7:      95
+       0:       8:     115
+       0:       9:      45
+       0:      10:     122
+       0:      11:      98
+       0:      12:     119
+       0:      13:      30
+       0:      14:     118
+       0:      15:      93
+       0:      16:     119
+       0:      17:      75
+       0:      18:     118
+       0:      19:     115
+T: 0 (10129) P: 0 I:1000 C:     20 Min:     30 Act:  115 Avg:   97 Max:     122
+";
 
-    fn hist(entries: &[(u64, u64)], cycles: u64, max: u64) -> String {
-        let h: Vec<String> = entries
-            .iter()
-            .map(|(k, c)| format!("\"{k}\": {c}"))
-            .collect();
-        format!(
-            r#"{{"thread": {{"0": {{"histogram": {{{}}}, "cycles": {cycles}, "min": 1, "max": {max}, "avg": 10.5}}}}}}"#,
-            h.join(", ")
-        )
+    #[test]
+    fn cyclictest_samples_give_avg_p99_and_max() {
+        let l = parse_cyclictest_verbose(REAL).unwrap();
+        // cyclictest's own summary line says the same (its Avg is rounded down).
+        assert_eq!((l.samples, l.avg_us.floor(), l.max_us), (20, 97.0, 122.0));
+        // Rank 20 of 20: the largest.
+        assert_eq!(l.p99_us, 122.0);
     }
 
     #[test]
-    fn cyclictest_json_gives_avg_p99_and_max() {
-        // This file's histogram holds 31 of the 50 cycles: the other 19 (cycles minus the
-        // buckets' sum) were above its 400 us.
-        let l = parse_cyclictest_json(REAL).unwrap();
-        assert_eq!((l.samples, l.avg_us, l.max_us), (50, 909.64, 4477.0));
-        assert_eq!(l.overflows, 19);
-        // Rank 50 of 50: the maximum, though above the histogram.
-        assert_eq!(l.p99_us, Some(4477.0));
+    fn p99_is_the_nearest_rank_sample_at_any_latency() {
+        let lines = |v: &[u64]| {
+            v.iter()
+                .enumerate()
+                .map(|(i, us)| format!("       0:{i:8}:{us:8}\n"))
+                .collect::<String>()
+        };
+        // 300 samples: the 297th smallest, however large (no histogram to overflow).
+        let mut v: Vec<u64> = (1..=300).collect();
+        v[296] = 650_000;
+        v[297] = 660_000;
+        v[298] = 670_000;
+        v[299] = 680_000;
+        v.reverse();
+        let l = parse_cyclictest_verbose(&lines(&v)).unwrap();
+        assert_eq!((l.p99_us, l.max_us, l.samples), (650_000.0, 680_000.0, 300));
+        let l = parse_cyclictest_verbose(&lines(&[7])).unwrap();
+        assert_eq!((l.avg_us, l.p99_us, l.max_us), (7.0, 7.0, 7.0));
     }
 
     #[test]
-    fn p99_is_the_nearest_rank_sample() {
-        // 300 samples: the p99 is the 297th smallest. Buckets are sorted by value, not as
-        // the JSON lists them (its keys are strings).
-        let l = parse_cyclictest_json(&hist(&[(900, 2), (10, 290), (500, 5), (80, 3)], 300, 950))
-            .unwrap();
-        assert_eq!((l.p99_us, l.overflows), (Some(500.0), 0));
-        let l = parse_cyclictest_json(&hist(&[(10, 296), (20, 1), (30, 3)], 300, 30)).unwrap();
-        assert_eq!(l.p99_us, Some(20.0));
-        // Above the histogram: unknown, unless it is the maximum itself.
-        let l = parse_cyclictest_json(&hist(&[(10, 290)], 300, 250_000)).unwrap();
-        assert_eq!((l.p99_us, l.overflows, l.max_us), (None, 10, 250_000.0));
-        let l = parse_cyclictest_json(&hist(&[(10, 99)], 100, 300_000)).unwrap();
-        assert_eq!(l.p99_us, Some(10.0), "rank 99 of 100 is in the histogram");
-        let l = parse_cyclictest_json(&hist(&[(10, 49)], 50, 300_000)).unwrap();
-        assert_eq!(l.p99_us, Some(300_000.0), "rank 50 of 50 is the maximum");
-    }
-
-    #[test]
-    fn broken_cyclictest_json_is_an_error_that_says_what() {
-        let e = |t: &str| parse_cyclictest_json(t).unwrap_err().to_string();
-        assert!(e("").contains("not JSON"));
-        assert!(e(r#"{"thread": {}}"#).contains("no thread 0"));
-        assert!(e(r#"{"thread": {"0": {"cycles": 3, "avg": 1}}}"#).contains("'max'"));
-        assert!(e(r#"{"thread": {"0": {"cycles": 3, "avg": 1, "max": 2}}}"#).contains("-h"));
-        assert!(e(&hist(&[], 0, 0)).contains("no cycle"));
-        assert!(e(
-            r#"{"thread": {"0": {"histogram": {"x": 1}, "cycles": 1, "avg": 1, "max": 1}}}"#
-        )
-        .contains("'x'"));
+    fn output_without_samples_is_an_error_that_says_what() {
+        let e = |t: &str| parse_cyclictest_verbose(t).unwrap_err().to_string();
+        assert!(e("").contains("no 'thread: loop: latency' line"));
+        // The summary line and headers are no samples; the last line is quoted.
+        let summary =
+            "Thread 0 Interval: 1500\nT: 0 (1) P: 0 I:1000 C: 0 Min: 0 Act: 0 Avg: 0 Max: 0\n";
+        assert!(e(summary).contains("(last line: T: 0"), "{}", e(summary));
+        assert!(e("a: b: c\n0: x: 5\n").contains("no 'thread"));
     }
 
     #[test]
     fn cyclictest_runs_as_an_ordinary_task() {
-        let a = cyclictest_args(300, Path::new("/tmp/x.json")).join(" ");
-        assert_eq!(
-            a,
-            "-m -q -t 1 -i 10000 -l 300 -h 200000 --histfile=/dev/null --json=/tmp/x.json"
-        );
+        let a = cyclictest_args(300).join(" ");
+        assert_eq!(a, "-m -q -v -t 1 -i 10000 -l 300");
         assert!(!a.contains("-p"), "no RT priority: SCHED_OTHER");
     }
 

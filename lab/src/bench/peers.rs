@@ -76,7 +76,9 @@ pub fn resolve(
     let mut out = Vec::new();
     for c in &crates {
         let bin = binary(dir, c);
-        if !locate::is_executable(&bin) {
+        if locate::is_executable(&bin) {
+            eprintln!("bench: --peers: {c} from the cache, {}", bin.display());
+        } else {
             install(c, dir)?;
             if !locate::is_executable(&bin) {
                 bail!(

@@ -1,9 +1,10 @@
 //! The workloads that measure a wait under load: `scx_sis_lab probe` with a hackbench loop
 //! as its background, started before the probe and killed after it. `latency` is cyclictest's
 //! wakeup latency (avg, p99, max), `spawn` the start of a ~10 MB program (`scx_sis
-//! --version`), `sleeps` ten 50 ms sleeps in a row (0.5 s on an idle machine). Each also
+//! --version`), `sleeps` ten `sleep 0.05` in a row (0.5 s on an idle machine). Each also
 //! reports how many hackbench runs the background completed per second: the throughput the
-//! scheduler kept while it served the probe.
+//! scheduler kept while it served the probe. perf stat counts the probe and its background
+//! together, so their migrations and context switches are mostly hackbench's.
 
 use anyhow::{bail, Context, Result};
 
@@ -74,10 +75,11 @@ pub fn expected_secs(w: Workload, s: &Sizing) -> f64 {
     let n = count(w, s) as f64;
     WARMUP_S
         + match w {
-            // Each loop: the 10 ms period and its latency; then the histogram's text dump.
-            Workload::Latency => n * 0.04 + 10.0,
+            // Each loop: the 10 ms period and its latency.
+            Workload::Latency => n * 0.05 + 5.0,
             Workload::Spawn => n * 15.0,
-            _ => n * 0.8,
+            // Each sleep: 50 ms, a process's start and its wakeup.
+            _ => n * 1.0,
         }
 }
 
@@ -129,11 +131,8 @@ pub fn record(r: &mut RunRecord, stdout: &str) -> Result<()> {
         Workload::Latency => {
             let l = p.latency.context("the latency probe reported no latency")?;
             put(&AVG, l.avg_us);
+            put(&P99, l.p99_us);
             put(&MAX, l.max_us);
-            // Unknown when it fell above cyclictest's histogram: left out, not guessed.
-            if let Some(p99) = l.p99_us {
-                put(&P99, p99);
-            }
         }
         Workload::Spawn => put(
             &SPAWN,
@@ -207,7 +206,7 @@ mod tests {
     fn the_probes_output_becomes_metrics() {
         let out =
             "warming up\n{\"probe\":\"latency\",\"latency\":{\"samples\":300,\"avg_us\":9800.5,\
-                   \"p99_us\":51000.0,\"max_us\":64000.0,\"overflows\":0},\"background_runs\":6,\
+                   \"p99_us\":51000.0,\"max_us\":64000.0},\"background_runs\":6,\
                    \"background_s\":12.0}\n";
         let r = rec(Workload::Latency, out).unwrap();
         let got: Vec<(&str, f64)> = r.metrics.iter().map(|(k, v)| (k.as_str(), *v)).collect();
@@ -220,17 +219,6 @@ mod tests {
                 ("p99 us", 51000.0)
             ]
         );
-        // A p99 above the histogram is left out; the rest stands.
-        let out = "{\"probe\":\"latency\",\"latency\":{\"samples\":300,\"avg_us\":1.0,\
-                   \"p99_us\":null,\"max_us\":300000.0,\"overflows\":9},\"background_runs\":0,\
-                   \"background_s\":3.0}";
-        let r = rec(Workload::Latency, out).unwrap();
-        assert_eq!(P99.value(&r), None);
-        assert_eq!(
-            (AVG.value(&r), BACKGROUND.value(&r)),
-            (Some(1.0), Some(0.0))
-        );
-
         let out = "{\"probe\":\"spawn\",\"spawn_s\":[2.5,11.0,2.3],\"background_runs\":1,\
                    \"background_s\":16.0}";
         assert_eq!(SPAWN.value(&rec(Workload::Spawn, out).unwrap()), Some(2.5));
