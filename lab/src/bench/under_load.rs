@@ -3,7 +3,7 @@
 //! wakeup latency (avg, p99, max), `spawn` the start of a ~10 MB program (`scx_sis
 //! --version`), `sleeps` ten `sleep 0.05` in a row (0.5 s on an idle machine). Each also
 //! reports how many hackbench runs the background completed per second: the throughput the
-//! scheduler kept while it served the probe. perf stat counts the probe and its background
+//! scheduler kept while it served the probe (coarse: a run takes 5-15 s under TCG). perf stat counts the probe and its background
 //! together, so their migrations and context switches are mostly hackbench's.
 
 use anyhow::{bail, Context, Result};
@@ -16,18 +16,19 @@ use crate::probe::{median, ProbeResult};
 /// The workloads of this module.
 pub const ALL: &[Workload] = &[Workload::Latency, Workload::Spawn, Workload::Sleeps];
 
-/// Seconds the background runs before the probe starts: enough for hackbench's tasks to
-/// exist and be running on every CPU when the first probe wakes up.
-pub const WARMUP_S: f64 = 1.0;
+/// Seconds the background runs before the probe starts: enough for hackbench's 40 threads a
+/// group to exist and be running on every CPU (under TCG) when the probe begins.
+pub const WARMUP_S: f64 = 2.0;
 
-/// The background: the hackbench workload's groups (about 10 runnable threads per CPU), with a
-/// tenth of its loops per run, so that a run ends about every second under TCG and the count
-/// of runs completed during a probe of a few seconds still says something.
+/// The background: the hackbench workload itself (its groups, about 10 runnable threads per
+/// CPU, and its loops), a long job that outlasts most probes. Were its runs short, every
+/// restart would bring 40 new threads a group, and the probe would measure how a scheduler
+/// places new tasks as much as how it serves a woken one under a steady load.
 pub fn background(s: &Sizing) -> String {
     format!(
         "hackbench -g {} -f 20 --threads --pipe -l {} -s 100",
         s.groups(),
-        (s.loops() / 10).max(5)
+        s.loops()
     )
 }
 
@@ -165,22 +166,22 @@ mod tests {
     #[test]
     fn probes_run_under_a_hackbench_sized_like_the_workload() {
         let s = sizing(false);
+        // The hackbench workload's own command line.
+        let hackbench = |s: &Sizing| {
+            let exes = crate::bench::workload::Exes { lab: "", sched: "" };
+            crate::bench::workload::command(Workload::Hackbench, s, &exes, &[]).join(" ")
+        };
+        for s in [s, sizing(true), Sizing { cpus: 32, ..s }] {
+            assert_eq!(background(&s), hackbench(&s));
+        }
         assert_eq!(
             background(&s),
-            "hackbench -g 2 -f 20 --threads --pipe -l 30 -s 100"
-        );
-        assert_eq!(
-            background(&Sizing { cpus: 32, ..s }),
-            "hackbench -g 8 -f 20 --threads --pipe -l 7 -s 100"
-        );
-        assert_eq!(
-            background(&sizing(true)),
-            "hackbench -g 2 -f 20 --threads --pipe -l 6 -s 100"
+            "hackbench -g 2 -f 20 --threads --pipe -l 300 -s 100"
         );
         let c = command(Workload::Latency, &s, "/bin/scx_sis_lab", "/bin/scx_sis");
         assert_eq!(
             c[..8].join(" "),
-            "/bin/scx_sis_lab probe latency --count 300 --warmup 1 --background"
+            "/bin/scx_sis_lab probe latency --count 300 --warmup 2 --background"
         );
         assert_eq!(c[8], background(&s), "one argument");
         assert_eq!(c.len(), 9);
