@@ -37,7 +37,7 @@ pub struct ProbeOpts {
     pub background: Option<String>,
 
     /// Seconds the background runs before the probe starts.
-    #[arg(long, default_value_t = 1.0, value_parser = parse_secs)]
+    #[arg(long, default_value_t = 2.0, value_parser = parse_secs)]
     pub warmup: f64,
 
     /// latency: cyclictest's loops [default: 300]; spawn: starts [default: 5]; sleeps: sleeps
