@@ -135,6 +135,12 @@ policy_tunables! {
         bpf: cross_llc,
         help: "Look for an idle CPU in other LLCs when prev's LLC has none",
     }
+    "wakeup-preempt" wakeup_preempt: Switch {
+        default: WAKEUP_PREEMPT = Switch::On,
+        bpf: wakeup_preempt,
+        help: "A wakee whose virtual deadline is earlier preempts the running task, once that \
+               task has run steal-min",
+    }
     "wakeq" wakeq: Switch {
         default: WAKEQ = Switch::Off,
         bpf: wakeq,

@@ -5,6 +5,7 @@
 
 pub mod counters;
 mod llc_metrics;
+pub mod quantile;
 mod render;
 
 use std::collections::BTreeMap;
@@ -140,6 +141,19 @@ llc_metrics! {
         "Tunables snapshots whose copy raced a write (tune, trace) and was taken again from a whole copy";
     count tun_torn = sis_counter_SIS_CNT_TUN_TORN,
         "Tunables snapshots that found no whole copy in every retry: the built-in defaults decided (stays 0)";
+    count wake_waits = sis_counter_SIS_CNT_WAKE_WAITS,
+        "Woken or new tasks that started running on this LLC";
+    count wake_wait_ns = sis_counter_SIS_CNT_WAKE_WAIT_NS,
+        "Their summed wait, wakeup (or fork) to running, ns";
+    hist wake_wait_hist = wake_wait_hist,
+        "Wait from wakeup (or fork) to running: bucket i counts waits of [2^i, 2^(i+1)) ns";
+    gauge wait_p50_us: f64,
+        "Median wait from wakeup (or fork) to running over the report's interval, us (wake_wait_hist)";
+    gauge wait_p99_us: f64, "The same, 99th percentile, us";
+    count slice_shortened = sis_counter_SIS_CNT_SLICE_SHORTENED,
+        "Tasks started with less than a whole slice because others waited on their CPU";
+    count clock_behind = sis_counter_SIS_CNT_CLOCK_BEHIND,
+        "Steals judged on a head queued after the stealer read its clock (its wait taken as 0)";
     shards shards, "Per-shard wakequeue statistics, by shard index";
 }
 
@@ -238,6 +252,14 @@ impl LlcMetrics {
             shards: l.shards.iter().map(|(i, s)| (*i, s.into())).collect(),
             ..Self::from_counters(&l.counters, l.cpus, l.util, l.nr_scan)
         }
+        .with_wait_quantiles()
+    }
+
+    /// wait_p50_us and wait_p99_us from wake_wait_hist, over whatever interval it covers.
+    fn with_wait_quantiles(mut self) -> Self {
+        self.wait_p50_us = quantile::log2_hist_quantile(&self.wake_wait_hist, 0.5) / 1000.0;
+        self.wait_p99_us = quantile::log2_hist_quantile(&self.wake_wait_hist, 0.99) / 1000.0;
+        self
     }
 
     /// Tasks waiting in this LLC's shards now.
@@ -280,7 +302,7 @@ impl Metrics {
                 .iter()
                 .map(|(k, v)| {
                     let e = earlier.llcs.get(k).cloned().unwrap_or_default();
-                    (*k, v.delta(&e))
+                    (*k, v.delta(&e).with_wait_quantiles())
                 })
                 .collect(),
         }
@@ -450,6 +472,6 @@ pub(crate) mod tests {
         let fields = text.lines().filter(|l| l.starts_with("  ")).count();
         let described = text.lines().filter(|l| l.contains(" : ")).count();
         assert_eq!(fields, described, "a field without a description:\n{text}");
-        assert_eq!(fields, 4 + 60 + 5, "{text}");
+        assert_eq!(fields, 4 + 67 + 5, "{text}");
     }
 }

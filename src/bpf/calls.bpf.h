@@ -61,6 +61,16 @@ static __always_inline u64 now_ns(void)
 	return bpf_ktime_get_ns();
 }
 
+/*
+ * @now - @then, or 0 when @then is later. A callback reads its clock once,
+ * and another CPU may stamp a task (queued, stopped, started) after that
+ * read: unclamped, such a task would count as having waited about 2^64 ns.
+ */
+static __always_inline u64 time_since(u64 now, u64 then)
+{
+	return now > then ? now - then : 0;
+}
+
 static __always_inline u64 dsq_nr_queued(u64 dsq)
 {
 	calls_add(1);

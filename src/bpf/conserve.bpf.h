@@ -17,6 +17,7 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
+#include "calls.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
@@ -59,7 +60,7 @@ __noinline int conservation_sample(u64 now, u64 period, u64 min)
 			bpf_rcu_read_lock();
 			head = __COMPAT_scx_bpf_dsq_peek(cpu);
 			h = head ? bpf_task_storage_get(&task_ctxs, head, 0, 0) : NULL;
-			if (h && !bound_to_cpu(head) && now - h->queued_at >= min)
+			if (h && !bound_to_cpu(head) && time_since(now, h->queued_at) >= min)
 				conserve_waiting = 1;
 			bpf_rcu_read_unlock();
 		}

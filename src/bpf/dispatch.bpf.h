@@ -18,6 +18,7 @@
 #include "pull.bpf.h"
 #include "stats.bpf.h"
 #include "steal.bpf.h"
+#include "task.bpf.h"
 #include "topo.bpf.h"
 #include "trace.bpf.h"
 #include "tunables.bpf.h"
@@ -61,8 +62,10 @@ static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu, u64 now
 {
 	struct sis_cpu_ctx *cctx;
 	u64 vtime = vtime_charged(prev, now);
+	/* The own DSQ is ordered by key (task_key()): prev competes there with its own. */
+	u64 key = task_key(prev, task_ctx(prev), vtime, t);
 
-	if ((work_maybe(cpu) && ahead_of(cpu_dsq(cpu), vtime)) ||
+	if ((work_maybe(cpu) && ahead_of(cpu_dsq(cpu), key)) ||
 	    (llc_wakeq_maybe(llc_of(cpu)) && ahead_of(shard_dsq(own_slot(cpu, t)), vtime)))
 		return false;
 	/* prev is still the queue's minimum: the CPU's clock moves with it. */

@@ -116,8 +116,12 @@ enum sis_counter {
 	SIS_CNT_SWITCHES,	 /* back-to-back switches timed for the pace (pace.bpf.h) */
 	SIS_CNT_SWITCH_NS,	 /* their summed length, one task's stop to the next one's start */
 	SIS_CNT_PULLS_UNLAGGED,	 /* pulls that moved a task not trailing by the lag: must stay 0 */
-	SIS_CNT_TUN_RACED, /* tunables snapshots whose copy raced a write and was taken again */
-	SIS_CNT_TUN_TORN,  /* ... that found no whole copy: the built-in defaults decided */
+	SIS_CNT_TUN_RACED,    /* tunables snapshots whose copy raced a write and was taken again */
+	SIS_CNT_TUN_TORN,     /* ... that found no whole copy: the built-in defaults decided */
+	SIS_CNT_WAKE_WAITS,   /* woken or new tasks that started running (wake_wait_hist) */
+	SIS_CNT_WAKE_WAIT_NS, /* their summed wait, wakeup (or fork) to running */
+	SIS_CNT_CLOCK_BEHIND, /* steals judged on a head queued after the stealer read its clock */
+	SIS_CNT_SLICE_SHORTENED, /* tasks started with less than a slice: others waited there */
 	SIS_NR_COUNTERS,
 };
 
@@ -130,6 +134,8 @@ struct sis_llc_stats {
 	u64 wakeq_wait_hist[SIS_COST_BUCKETS];
 	/* How long a stolen task had waited in its queue, same buckets. */
 	u64 steal_wait_hist[SIS_COST_BUCKETS];
+	/* Wakeup (or fork) to running, of the tasks that started on this LLC, same buckets. */
+	u64 wake_wait_hist[SIS_COST_BUCKETS];
 };
 
 /*
@@ -168,6 +174,8 @@ struct sis_tunables {
 	 * wait at least this long, in us: about what a migration costs.
 	 */
 	u32 steal_min_us;
+	/* A wakee whose virtual deadline is earlier preempts the running task (latency.bpf.h). */
+	u32 wakeup_preempt;
 	/* Test-only: non-zero makes the next dispatch call scx_bpf_error(). */
 	u32 test_inject_error;
 	/* Placement trace (trace.bpf.h): on or off, and which tasks (0 / "" for all). */

@@ -47,6 +47,7 @@
 #include "conserve.bpf.h"
 #include "dispatch.bpf.h"
 #include "held.bpf.h"
+#include "latency.bpf.h"
 #include "pace.bpf.h"
 #include "pelt.bpf.h"
 #include "placement.bpf.h"
@@ -127,6 +128,7 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 				       pl.nr_scan, pl.tested, start, cost);
 	}
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
+	wake_stamp(p, start, (wake_flags & SCX_WAKE_SYNC) && pl.cpu == bpf_get_smp_processor_id());
 	if (!t.plain && cpu_held_since(pl.cpu, start))
 		stat_add(s, SIS_CNT_HELD_WAKEUPS, 1);
 
@@ -158,23 +160,18 @@ static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
 }
 
 /*
- * SCX_OPS_ALLOW_QUEUED_WAKEUP (--queued-wakeup, set by the daemon): the kernel
- * may run a remote wakeup's ops.enqueue on the wakee's CPU, from its wake
- * list, so the CPU ops.enqueue runs on is no longer the waker's.
+ * A wakee (or a new task) was queued behind the task running on @cpu. Not
+ * when it was a sync wakee put on its waker's CPU: the waker is about to
+ * sleep, and the wakee runs there next. Otherwise it preempts the running
+ * task when wakeup_preempts() says so; else, unless its wait there would be
+ * below steal-min (kicks_skipped), an idle CPU is kicked to steal it now
+ * rather than at the next tick: one of @cpu's LLC, else any the task may use
+ * (its own LLC busy, another's CPU idle: a wait behind a busy CPU costs more
+ * than a move across LLCs).
  */
-const volatile bool queued_wakeup;
-
-/*
- * A wakee was queued behind the task running on @cpu. A task that can run
- * nowhere else (@pinned: a per-CPU kthread, a pinned or migration-disabled
- * task) preempts it when it is earlier in vtime, as CFS's wakeup preemption
- * would. Any other wakee gets an idle CPU of the LLC kicked to steal it now
- * rather than at the next tick. Not when @cpu is the waker's own: a sync
- * waker is about to sleep, and the wakee runs there next. With queued
- * wakeups the waker is unknown here, so the kick is not skipped.
- */
-static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u64 vtime,
-					       bool pinned, u64 now, const struct sis_tunables *t)
+static __always_inline void wakeup_behind_busy(struct task_struct *p, struct sis_task_ctx *tctx,
+					       s32 cpu, u64 vtime, u64 now,
+					       const struct sis_tunables *t)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu), *ictx;
 	const struct cpumask *mask;
@@ -184,14 +181,14 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u
 		kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	if (pinned) {
-		if (time_before(vtime, curr_vtime_at(cctx, now))) {
-			kick_cpu(cpu, SCX_KICK_PREEMPT);
-			stat_inc(SIS_CNT_WAKEUP_PREEMPTS);
-		}
+	if (tctx && tctx->placed_sync)
+		return;
+	if (wakeup_preempts(p, tctx, cctx, vtime, now, t)) {
+		kick_cpu(cpu, SCX_KICK_PREEMPT);
+		stat_inc(SIS_CNT_WAKEUP_PREEMPTS);
 		return;
 	}
-	if (!queued_wakeup && cpu == bpf_get_smp_processor_id())
+	if (bound_to_cpu(p))
 		return;
 	/* The wakee is not counted yet: an insert from ops.enqueue lands after it returns. */
 	if (!wait_exceeds(cpu, dsq_nr_queued(cpu_dsq(cpu)) + 1, now,
@@ -201,6 +198,8 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, s32 cpu, u
 	}
 	mask = llc_mask_for(p, llc_of(cpu));
 	idle = mask ? pick_idle_cpu(mask, 0) : -1;
+	if (idle < 0 && t->cross_llc && nr_llcs > 1)
+		idle = pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle >= 0) {
 		ictx = cpu_ctx(idle);
 		if (ictx)
@@ -227,10 +226,12 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
 	 */
 	bool migration_disabled = is_migration_disabled(p);
 	struct sis_tunables t;
-	u64 vtime, now;
+	u64 vtime, key, now;
 
 	tun_snapshot(&t);
 	stat_inc(SIS_CNT_ENQUEUE);
+	/* Queued again without running (a dequeue for an affinity or priority change). */
+	task_key_strip(p, tctx);
 	if (t.plain && !migration_disabled) {
 		if (t.trace && trace_wants(p, &t))
 			trace_queued(p, cpu, SIS_QUEUE_PLAIN, dsq_nr_queued(SIS_DSQ_PLAIN));
@@ -245,6 +246,9 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
 			kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
+	/* A task bound to one CPU gets no select_cpu: its wakeup is stamped here. */
+	if (wakeup && tctx && !tctx->woken_at)
+		tctx->woken_at = now_ns();
 	if (tctx) {
 		/*
 		 * Queued without a wakeup, the task did not sleep: a slice end,
@@ -271,10 +275,14 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
 		tctx->queued_at = now;
 	if (t.trace && trace_wants(p, &t))
 		trace_queued(p, cpu, SIS_QUEUE_CPU, dsq_nr_queued(cpu_dsq(cpu)));
-	dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), vtime, enq_flags);
+	key = task_key(p, tctx, vtime, &t);
+	if (tctx)
+		tctx->key_gap = key - vtime;
+	dsq_insert_vtime(p, cpu_dsq(cpu), tun_slice_ns(&t), key, enq_flags);
 	work_mark(cpu);
-	if (wakeup)
-		wakeup_behind_busy(p, cpu, vtime, bound_to_cpu(p), now, &t);
+	/* A new task (it never ran) is as urgent as a wakee. */
+	if (wakeup || (tctx && tctx->last_cpu < 0))
+		wakeup_behind_busy(p, tctx, cpu, vtime, now, &t);
 	else
 		/*
 		 * Placed on an idle CPU without claiming it (a race), or
@@ -439,6 +447,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	struct sis_tunables t;
 
 	tun_snapshot(&t);
+	task_key_strip(p, tctx);
 	if (cctx) {
 		u64 vtime;
 
@@ -458,6 +467,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		if (vtime != p->scx.dsq_vtime)
 			task_set_dsq_vtime(p, vtime);
 		sis_pelt_advance(&cctx->util, now, false);
+		slice_share(p, cpu, cctx, s, &t);
 		cctx->running = 1;
 		cctx->curr_vtime = vtime;
 		cctx->curr_weight = p->scx.weight;
@@ -475,6 +485,10 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		tctx->trace_decided_at = 0;
 	}
 	if (tctx) {
+		if (tctx->woken_at) {
+			stat_wake_wait(s, time_since(now, tctx->woken_at));
+			tctx->woken_at = 0;
+		}
 		sis_pelt_advance(&tctx->util, now, false);
 		tctx->running_at = now;
 		tctx->slept = 0;
@@ -517,23 +531,45 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 	stat_inc_by(SIS_CNT_RUN_CALLS, calls_now() - calls);
 }
 
-/* A task entering the ext class starts at its CPU's clock: no credit, no debt. */
+/*
+ * A task entering the ext class starts at its CPU's clock: no credit, no
+ * debt. A forked one starts at its parent's vtime (ops.enable runs in the
+ * parent, which is forking): a command started from a shell that mostly
+ * sleeps starts as early as the shell would run, and a fork bomb's children
+ * start where its parent has got to, so together they can take no more than
+ * a few tasks' shares from the tasks already there. task_vtime() bounds it
+ * to the clock at its first enqueue.
+ */
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
+	struct task_struct *parent = bpf_get_current_task_btf();
+	struct sis_task_ctx *tctx = task_ctx(p);
+
+	if (tctx && tctx->forked && task_ctx(parent)) {
+		task_set_dsq_vtime(p, vtime_charged(parent, now_ns()));
+		return;
+	}
 	task_set_dsq_vtime(p, cpu_vtime_now(task_cpu(p)));
 }
 
 s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct sis_task_ctx *tctx;
+	struct sis_tunables t;
 
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
 		return -ENOMEM;
 	tctx->last_cpu = -1;
 	tctx->wakeq_slot = -1;
-	/* Until it has run, a task is taken to run a whole slice: no steal is refused for it. */
-	tctx->avg_run = SIS_DFL_SLICE_NS;
+	tctx->forked = args && args->fork;
+	/*
+	 * Until it has run, a task is taken to run a whole slice, the one in
+	 * force: no steal is refused for it, and a wakeup preempts for it only
+	 * as for a task that runs its slice out.
+	 */
+	tun_snapshot(&t);
+	tctx->avg_run = tun_slice_ns(&t);
 	return 0;
 }
 

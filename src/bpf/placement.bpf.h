@@ -290,14 +290,15 @@ static __always_inline void pick_stages(struct task_struct *p, s32 prev, u64 wak
 	}
 
 	/*
-	 * Busy LLC (nr_scan 0): no scan and no other LLC (Abel Wu's regression;
-	 * a search of every other LLC is the costliest migration there is), but
-	 * one last look at the LLC's idle mask. In the kernel a scan tests CPUs
-	 * one by one, so stopping saves real work; here the idle mask answers
-	 * for the whole LLC in one call, and an idle CPU given up costs the
-	 * wakee a wait behind a busy one (request/response work with about
-	 * twice as many tasks as CPUs: busy enough for nr_scan 0, yet CPUs idle
-	 * between requests).
+	 * Busy LLC (nr_scan 0): no scan and no walk of the other LLCs (Abel
+	 * Wu's regression: a search LLC by LLC is the costliest there is), but
+	 * one last look at the LLC's idle mask, then, with cross_llc, one at
+	 * the mask of every CPU the task may use. In the kernel a scan tests
+	 * CPUs one by one, so stopping saves real work; here an idle mask
+	 * answers in one call, and an idle CPU given up costs the wakee a wait
+	 * behind a busy one (request/response work with about twice as many
+	 * tasks as CPUs: busy enough for nr_scan 0, yet CPUs idle between
+	 * requests; a busy LLC beside an idle one).
 	 */
 	if (!nr) {
 		stat_add(s, SIS_CNT_SCAN_SKIPPED, 1);
@@ -307,6 +308,18 @@ static __always_inline void pick_stages(struct task_struct *p, s32 prev, u64 wak
 			stat_add(s, SIS_CNT_SCAN_LAST_LOOK, 1);
 			place(pl, cpu, SIS_PATH_LLC_SCAN, true);
 			return;
+		}
+		if (t->cross_llc && nr_llcs > 1) {
+			cpu = pick_idle_cpu(p->cpus_ptr, 0);
+			/* A CPU of its own LLC that idled since the look above. */
+			if (cpu >= 0 && llc_of(cpu) == llc) {
+				place(pl, cpu, SIS_PATH_LLC_SCAN, true);
+				return;
+			}
+			if (cpu >= 0) {
+				place(pl, cpu, SIS_PATH_CROSS_LLC, true);
+				return;
+			}
 		}
 		goto fallback;
 	}

@@ -87,8 +87,8 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 	h = task_ctx(head);
 	if (!h)
 		return 0;
-	waited = now - h->queued_at;
-	if (waited < lag && (!h->requeued || now - h->moved_at < lag))
+	waited = time_since(now, h->queued_at);
+	if (waited < lag && (!h->requeued || time_since(now, h->moved_at) < lag))
 		return 0;
 	/* The task at the head of its queue waits only what the running task has left. */
 	if (!wait_exceeds(victim, 1, now, min))

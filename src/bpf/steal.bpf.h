@@ -70,7 +70,7 @@ static __always_inline u64 curr_remaining(const struct sis_cpu_ctx *cctx, u64 no
 
 	if (!cctx->running)
 		return 0;
-	ran = now - cctx->curr_at;
+	ran = time_since(now, cctx->curr_at);
 	return cctx->curr_avg_run > ran ? cctx->curr_avg_run - ran : cctx->curr_avg_run;
 }
 
@@ -90,10 +90,12 @@ static __always_inline bool worth_stealing(s32 victim, struct task_struct *head,
 
 	if (!h || !vc)
 		return true;
-	if (now - h->queued_at >= min)
+	if (h->queued_at > now)
+		stat_add(s, SIS_CNT_CLOCK_BEHIND, 1);
+	if (time_since(now, h->queued_at) >= min)
 		return true;
 	saves = curr_remaining(vc, now) + (nr ? nr - 1 : 0) * h->avg_run;
-	if (now - h->stopped_at < min)
+	if (time_since(now, h->stopped_at) < min)
 		need = capped(2 * wait_min, cap);
 	if (saves >= need)
 		return true;
@@ -210,7 +212,7 @@ static __always_inline s32 remote_llc(u32 llc, u64 now, u64 interval)
 	u64 best = 0;
 	u32 other;
 
-	if (now - last < interval || __sync_val_compare_and_swap(at, last, now) != last)
+	if (time_since(now, last) < interval || __sync_val_compare_and_swap(at, last, now) != last)
 		return -1;
 	calls_loop();
 	bpf_for (other, 0, nr_llcs) {
@@ -252,8 +254,8 @@ static __always_inline bool steal_from(s32 cpu, s32 victim, u64 now, struct sis_
  * Idle @cpu looks for work: first on the CPU that kicked it for this
  * dispatch (@kicker, -1 for none), then in its LLC, then, rarely, in
  * another LLC, where a steal must save twice as much. The kernel's newidle
- * rule: a CPU whose idle periods are shorter than a migration costs does
- * not go looking unless kicked; the busy CPU's tick kick still bounds any
+ * rule: a CPU whose idle periods are shorter than a migration costs looks
+ * no further than its kicker; the busy CPU's tick kick still bounds any
  * wait. The bar is the capped one: idle periods are often a timer's
  * (a task that sleeps 10 ms), whose length does not grow with the pace, and
  * a CPU idling a quarter of its time beside a queue of CPU hogs would not
@@ -281,7 +283,12 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 		if (steal_score(cpu, kicker, now, far * min, far * wait_min))
 			victim = kicker;
 	}
-	if (kicker < 0 && cctx && cctx->avg_idle && cctx->avg_idle < wait_min) {
+	/*
+	 * A kick is a reason to look at the kicker, not at everyone: past it,
+	 * the newidle rule holds for a kicked CPU too, or every queued wakeup
+	 * and tick that kicks would start steals by CPUs about to get work.
+	 */
+	if (victim < 0 && cctx && cctx->avg_idle && cctx->avg_idle < wait_min) {
 		stat_add(s, SIS_CNT_STEAL_SKIP_SHORT_IDLE, 1);
 		return STOLE_NONE;
 	}
@@ -304,7 +311,7 @@ static __always_inline bool head_waited(struct task_struct *head, u64 now, u64 m
 {
 	struct sis_task_ctx *h = head ? task_ctx(head) : NULL;
 
-	return h && now - h->queued_at >= min;
+	return h && time_since(now, h->queued_at) >= min;
 }
 
 /*

@@ -32,6 +32,17 @@ struct sis_task_ctx {
 	/* Queued at its slice end, not at a wakeup: its vtime records service (pull.bpf.h). */
 	u32 requeued;
 	u64 moved_at; /* when a pull or steal last moved it */
+	/* When it was last woken (or forked) and has not run since; 0 once it runs. */
+	u64 woken_at;
+	/* That wakeup put it on its waker's CPU as a sync wakee: the waker is about to sleep. */
+	u32 placed_sync;
+	/* Created by a fork (init_task): ops.enable starts it at its parent's vtime. */
+	u32 forked;
+	/*
+	 * While it waits in a CPU's DSQ: its key there less its vtime, the run it
+	 * is expected to make (vtime.bpf.h, task_key()); 0 otherwise.
+	 */
+	u64 key_gap;
 	/* The trace (trace.bpf.h): what brought the task here since it last ran, and when. */
 	u64 trace_decided_at;
 	s32 trace_cpu;

@@ -89,6 +89,42 @@ static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu, bool slept
 	return time_before(ceil, vtime) ? ceil : vtime;
 }
 
+/*
+ * @p's key in a CPU's DSQ, EEVDF's virtual deadline: its @vtime plus the run
+ * it is expected to make (its average, at most a slice; half a slice before
+ * it first ran, as EEVDF places a new task), at its weight. Among tasks of
+ * about the same vtime the one that will give the CPU back soonest goes
+ * first, so a short-running wakee passes the tasks queued ahead of it by up
+ * to their runs, without taking more than its share: the key orders the
+ * queue, and the task is charged its run as ever. Whoever queues @p with it
+ * keeps the difference in key_gap, for task_key_strip().
+ */
+static __always_inline u64 task_key(struct task_struct *p, struct sis_task_ctx *tctx, u64 vtime,
+				    const struct sis_tunables *t)
+{
+	u64 run = tun_slice_ns(t);
+
+	if (!tctx)
+		return vtime;
+	if (tctx->last_cpu < 0)
+		run /= 2;
+	else if (tctx->avg_run < run)
+		run = tctx->avg_run;
+	return vtime + vtime_charge(run, p->scx.weight);
+}
+
+/*
+ * Where @p's DSQ key stands in for its vtime (it was queued in a CPU's DSQ
+ * and left it, to run or to be queued again), put the vtime back.
+ */
+static __always_inline void task_key_strip(struct task_struct *p, struct sis_task_ctx *tctx)
+{
+	if (!tctx || !tctx->key_gap)
+		return;
+	task_set_dsq_vtime(p, p->scx.dsq_vtime - tctx->key_gap);
+	tctx->key_gap = 0;
+}
+
 /* @p's vtime at @now, including the run it is in the middle of (charged only at stopping). */
 static __always_inline u64 vtime_charged(struct task_struct *p, u64 now)
 {

@@ -165,12 +165,6 @@ pub fn configure(skel: &mut OpenBpfSkel<'_>, queued_wakeup: bool) -> Result<Chos
         ops.cpu_release = std::ptr::null_mut();
         skel.progs.sis_sched_switch.set_autoload(true);
     }
-    let rodata = skel
-        .maps
-        .rodata_data
-        .as_mut()
-        .expect("rodata is mmapped before load");
-    rodata.queued_wakeup = chosen.flags.contains(&"ALLOW_QUEUED_WAKEUP");
     Ok(chosen)
 }
 

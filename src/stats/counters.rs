@@ -85,6 +85,7 @@ pub struct Counters {
     pub cost_hist: [u64; COST_BUCKETS],
     pub wakeq_wait_hist: [u64; COST_BUCKETS],
     pub steal_wait_hist: [u64; COST_BUCKETS],
+    pub wake_wait_hist: [u64; COST_BUCKETS],
 }
 
 impl Default for Counters {
@@ -95,6 +96,7 @@ impl Default for Counters {
             cost_hist: [0; COST_BUCKETS],
             wakeq_wait_hist: [0; COST_BUCKETS],
             steal_wait_hist: [0; COST_BUCKETS],
+            wake_wait_hist: [0; COST_BUCKETS],
         }
     }
 }
@@ -119,6 +121,7 @@ impl Counters {
         add_into(&mut self.cost_hist, &s.cost_hist);
         add_into(&mut self.wakeq_wait_hist, &s.wakeq_wait_hist);
         add_into(&mut self.steal_wait_hist, &s.steal_wait_hist);
+        add_into(&mut self.wake_wait_hist, &s.wake_wait_hist);
     }
 }
 

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::{LlcMetrics, Metrics};
 use crate::stats::counters::PATHS;
+use crate::stats::quantile::log2_hist_quantile;
 
 impl Metrics {
     fn rate(&self, v: u64) -> f64 {
@@ -43,13 +44,14 @@ impl Metrics {
             let n: u64 = self.llcs.values().map(|m| m.path(p.name)).sum();
             let _ = write!(out, " {} {}", p.column, share(pct(n, wakeups)));
         }
-        let mut hist: Vec<u64> = Vec::new();
-        for m in self.llcs.values() {
-            hist.resize(hist.len().max(m.select_ns_hist.len()), 0);
-            hist.iter_mut()
-                .zip(&m.select_ns_hist)
-                .for_each(|(a, b)| *a += b);
-        }
+        let hist = self.summed_hist(|m| &m.select_ns_hist);
+        let waits = self.summed_hist(|m| &m.wake_wait_hist);
+        let _ = write!(
+            out,
+            " wait_us p50 {} p99 {}",
+            compact(log2_hist_quantile(&waits, 0.5) / 1000.0),
+            compact(log2_hist_quantile(&waits, 0.99) / 1000.0),
+        );
         let _ = write!(
             out,
             " sel_ns {:.0} p99 {} local/s {:.0} steal/s {:.0}+{:.0} pull/s {:.0} wq/s {:.0} wait_us {:.1}",
@@ -63,6 +65,17 @@ impl Metrics {
             avg(sum(|m| m.wakeq_wait_ns), sum(|m| m.wakeq_waits)) / 1000.0,
         );
         out
+    }
+
+    /// A histogram summed bucket by bucket over the LLCs.
+    fn summed_hist(&self, f: impl Fn(&LlcMetrics) -> &Vec<u64>) -> Vec<u64> {
+        let mut hist: Vec<u64> = Vec::new();
+        for m in self.llcs.values() {
+            let h = f(m);
+            hist.resize(hist.len().max(h.len()), 0);
+            hist.iter_mut().zip(h).for_each(|(a, b)| *a += b);
+        }
+        hist
     }
 
     /// The per-LLC table, one row per LLC, at most TABLE_WIDTH columns: a header line, then
@@ -162,8 +175,8 @@ fn table_columns() -> Vec<Vec<Column>> {
             Column::new("cpus", 4, |r| r.m.cpus.to_string()),
             Column::new("util%", 5, |r| format!("{:.0}", r.m.util_pct)),
             Column::new("scan", 4, |r| r.m.nr_scan.to_string()),
-            Column::new("wakeup/s", 8, |r| r.rate(r.m.wakeups)),
-            Column::new("migr/s", 7, |r| r.rate(r.m.migrations)),
+            Column::new("wake/s", 7, |r| r.rate(r.m.wakeups)),
+            Column::new("migr/s", 6, |r| r.rate(r.m.migrations)),
         ],
         PATHS
             .iter()
@@ -185,6 +198,11 @@ fn table_columns() -> Vec<Vec<Column>> {
                 format!("{:.0}", pct(r.m.scan_found, r.m.scan_runs))
             }),
         ],
+        // The wait from wakeup (or fork) to running, as the JSON's wait_p50_us and wait_p99_us.
+        vec![
+            Column::new("w50us", 5, |r| compact(r.m.wait_p50_us)),
+            Column::new("w99us", 5, |r| compact(r.m.wait_p99_us)),
+        ],
         vec![
             Column::new("sel_ns", 6, |r| {
                 compact(avg(r.m.select_ns, r.m.select_timed))
@@ -201,11 +219,9 @@ fn table_columns() -> Vec<Vec<Column>> {
         vec![
             Column::new("wq/s", 6, |r| r.rate(r.m.wakeq_enqueued)),
             Column::new("wq_q", 4, |r| r.m.wakeq_depth().to_string()),
-            Column::new("wq_us", 6, |r| {
-                format!("{:.1}", avg(r.m.wakeq_wait_ns, r.m.wakeq_waits) / 1000.0)
-            }),
-            Column::new("p99", 4, |r| {
-                pow2_label(log2_quantile(&r.m.wakeq_wait_hist, 0.99) / 1000)
+            // The wakequeue's wait as its p99 only (the JSON has its sum and count too).
+            Column::new("wq_p99", 6, |r| {
+                compact(log2_hist_quantile(&r.m.wakeq_wait_hist, 0.99) / 1000.0)
             }),
         ],
     ]

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What bounds a woken task's wait behind a busy CPU, as EEVDF bounds it:
+ * a slice that shrinks as the CPU's queue grows, so a task woken behind the
+ * queue waits about one slice however long the queue is, and wakeup
+ * preemption of a running task that has had more than its share beside the
+ * wakee. Both keep a floor of steal-min scaled by the pace (pace.bpf.h): a
+ * task always runs at least what a switch and a migration cost, so a
+ * CPU-bound task keeps its throughput under any stream of wakeups. And the
+ * wait itself, wakeup (or fork) to running, goes to a per-LLC histogram
+ * (wake_wait_hist), so it shows without a benchmark.
+ */
+#ifndef __SIS_LATENCY_BPF_H
+#define __SIS_LATENCY_BPF_H
+
+#include <scx/common.bpf.h>
+#include "intf.h"
+#include "balance.bpf.h"
+#include "calls.bpf.h"
+#include "pace.bpf.h"
+#include "stats.bpf.h"
+#include "task.bpf.h"
+#include "tunables.bpf.h"
+#include "types.bpf.h"
+#include "vtime.bpf.h"
+
+/*
+ * At select_cpu: @p was woken (or forked) at @now. @sync: a sync wakeup that
+ * put it on the waker's CPU, where it runs once the waker sleeps.
+ */
+static __always_inline void wake_stamp(struct task_struct *p, u64 now, bool sync)
+{
+	struct sis_task_ctx *tctx = task_ctx(p);
+
+	if (!tctx)
+		return;
+	tctx->woken_at = now;
+	tctx->placed_sync = sync;
+}
+
+/* At running: a woken or new task waited @ns for its CPU. */
+static __always_inline void stat_wake_wait(struct sis_llc_stats *s, u64 ns)
+{
+	if (s)
+		stat_duration(s->wake_wait_hist, &s->counters[SIS_CNT_WAKE_WAIT_NS], ns);
+	stat_add(s, SIS_CNT_WAKE_WAITS, 1);
+}
+
+/*
+ * At running on @cpu: @p's slice is a whole one when nothing waits there,
+ * else the slice divided among the waiting and @p (bpfland's slice_max /
+ * nr_waiting), never below steal-min scaled by the pace. keep_prev() gives a
+ * task that is still the queue's minimum a whole slice again.
+ */
+static __always_inline void slice_share(struct task_struct *p, s32 cpu, struct sis_cpu_ctx *cctx,
+					struct sis_llc_stats *s, const struct sis_tunables *t)
+{
+	u64 nr = dsq_nr_queued(cpu_dsq(cpu)), slice, floor;
+
+	if (!nr || t->plain)
+		return;
+	slice = tun_slice_ns(t) / (nr + 1);
+	floor = steal_wait_min_ns(t, cctx);
+	if (slice < floor)
+		slice = floor;
+	if (slice >= p->scx.slice)
+		return;
+	task_set_slice(p, slice);
+	stat_add(s, SIS_CNT_SLICE_SHORTENED, 1);
+}
+
+/*
+ * EEVDF's wakeup preemption, in vtime: the wakee's virtual deadline (its
+ * vtime plus the run it is expected to make, its average up to a slice, at
+ * its weight) is earlier than the vtime the running task has reached, so the
+ * running task has had more than its share beside the wakee. The running
+ * task keeps the CPU for as long as the wakee is expected to hold it, and
+ * never less than steal-min (scaled by the pace) unless the wakee's run is
+ * shorter: a stream of wakeups cannot have it switch out before it did
+ * more work than each wakee will, while a short wakee (a timer's) waits for
+ * no more than its own run. A task that can run nowhere else (@p bound: a
+ * per-CPU kthread, a pinned or migration-disabled task) preempts as soon as
+ * it is earlier in vtime, as no other CPU can take it.
+ */
+static __always_inline bool wakeup_preempts(struct task_struct *p, struct sis_task_ctx *tctx,
+					    struct sis_cpu_ctx *cctx, u64 vtime, u64 now,
+					    const struct sis_tunables *t)
+{
+	u64 reached = curr_vtime_at(cctx, now), run = tun_slice_ns(t), hold;
+
+	if (bound_to_cpu(p))
+		return time_before(vtime, reached);
+	if (!t->wakeup_preempt)
+		return false;
+	if (tctx && tctx->avg_run < run)
+		run = tctx->avg_run;
+	hold = steal_wait_min_ns(t, cctx);
+	if (run < hold)
+		hold = run;
+	if (time_since(now, cctx->curr_at) < hold)
+		return false;
+	return time_before(vtime + vtime_charge(run, p->scx.weight), reached);
+}
+
+#endif /* __SIS_LATENCY_BPF_H */
