@@ -19,7 +19,7 @@ use crate::records::{say, Records, Verdicts};
 /// scripts in `RUNS_ALONE` judge wall times or CPU shares that a neighbour VM would stretch, so
 /// they take the lock exclusively; so does every run on a host with fewer than 2 cores.
 static VM_SLOTS: RwLock<()> = RwLock::new(());
-const RUNS_ALONE: [&str; 3] = ["fairness.sh", "policy.sh", "foundation.sh"];
+const RUNS_ALONE: [&str; 4] = ["fairness.sh", "policy.sh", "foundation.sh", "latency.sh"];
 /// One kernel fetch at a time: two runs of one series would unpack into the same cache.
 static FETCH_LOCK: Mutex<()> = Mutex::new(());
 

@@ -16,8 +16,8 @@
 //!   beside the repository when that exists.
 //!
 //! No global lock: VM runs share the host, as many at once as `--test-threads` lets (each keeps a
-//! host core busy under TCG, so 2 suits a 2-core host). fairness.sh, policy.sh and foundation.sh,
-//! which judge wall times or CPU shares, run alone, with no other VM beside them, and so does
+//! host core busy under TCG, so 2 suits a 2-core host). fairness.sh, policy.sh, foundation.sh and
+//! latency.sh, which judge wall times, latencies or CPU shares, run alone, with no other VM beside them, and so does
 //! every run on a host with fewer than 2 cores (harness.rs, `vm_slot`). Kernel fetches run one at
 //! a time.
 //!
@@ -179,6 +179,11 @@ fn reliability_long_7() {
 // loops on 2 and on 8 CPUs, nice 0/5 across 2 CPUs, hackbench beside a SCHED_FIFO hog (no wakeup
 // placed on the CPU it holds), wakeups counted under the LLC of the wakee's prev.
 vm_script!(mod fairness, fairness_6_12, fairness_7, "2llc-smt", &[]);
+
+// Latency for the woken and the new, EEVDF in the same boot (~6 min each): cyclictest and ten
+// 50 ms sleeps under a hackbench loop within 1.5x EEVDF's (median of 3 rounds), a new process,
+// the wait histogram in monitor.
+vm_script!(mod latency, latency_6_12, latency_7, "2llc-smt", &[]);
 
 // Stealing on expected wait (~2 min each): idle dispatches look at almost no CPU, steal-min
 // leaves young heads in place and is live, a kicked stealer takes the kicker's work.

@@ -1,0 +1,111 @@
+#!/bin/sh
+# Latency for the woken and the new, against EEVDF in the same boot: under a hackbench loop that
+# keeps every CPU busy, cyclictest (SCHED_OTHER), ten 50 ms sleeps in a row and a new process
+# (`scx_sis --version`, a fork and exec of a binary of some 10 MB); in the first round, a fork
+# storm beside busy loops. Rounds alternate which side runs first, so a drift over the boot falls
+# on both. tests/vm/latency.rs judges the records.
+# Env: SIS_LAT_ROUNDS (default 3), SIS_LAT_LOOPS (cyclictest loops, default 300),
+#      SIS_HACKBENCH_ARGS (the background load: one run that outlasts the probes and is killed
+#      after them, as a user's long job; default -g 2 -T -l 1000000).
+. /tests/lib.sh
+
+rounds=${SIS_LAT_ROUNDS:-3}
+loops=${SIS_LAT_LOOPS:-300}
+hb_args=${SIS_HACKBENCH_ARGS:--g 2 -T -l 1000000}
+guest_open
+
+# The probes, with the background load already running. Records (kv) lat_SIDE: cyclictest's
+# n, avg, p99 and max (us), the sleeps' and the spawn's wall time (centiseconds), the window's
+# length, and whether hackbench was still running at its end (hb_alive: the load covered it).
+probe() {
+  _side=$1
+  # shellcheck disable=SC2086
+  hackbench $hb_args >/dev/null 2>&1 &
+  _hb=$!
+  sleep 2
+  _w0=$(now_cs)
+  # -v prints one line per loop: "thread: loop: latency-us". No -p: SCHED_OTHER, as a user's task.
+  CAP_OUT=/tmp/cyc.out run_capped 300 cyclictest -m -q -v -i 10000 -l "$loops" -t 1
+  _crc=$?
+  _cyc=$(awk '$1 ~ /^[0-9]+:$/ && $2 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyc.out | sort -n |
+    awk '{ v[NR] = $1; s += $1 } END {
+      if (NR == 0) { print "n=0"; exit }
+      i = int(NR * 0.99 + 0.999999); if (i > NR) i = NR
+      printf "n=%d avg=%d p99=%d max=%d", NR, s / NR, v[i], v[NR] }')
+  _t0=$(now_cs)
+  _i=0
+  while [ $_i -lt 10 ]; do
+    sleep 0.05
+    _i=$((_i + 1))
+  done
+  _sleeps=$(($(now_cs) - _t0))
+  _t0=$(now_cs)
+  /bin/scx_sis --version >/dev/null 2>&1
+  _src=$?
+  _spawn=$(($(now_cs) - _t0))
+  _w1=$(now_cs)
+  kill -0 "$_hb" 2>/dev/null && _alive=1 || _alive=0
+  # hackbench -T is one process: its threads go with it.
+  kill -KILL "$_hb" 2>/dev/null
+  wait "$_hb" 2>/dev/null
+  rec kv "lat_$_side" "round=$_round crc=$_crc $_cyc sleeps_cs=$_sleeps spawn_cs=$_spawn spawn_rc=$_src hb_alive=$_alive window_cs=$((_w1 - _w0))"
+}
+
+# A fork storm beside tasks already running: 8 busy loops, one per CPU, while stress-ng forks
+# children that exit at once. Record (kv) forks_SIDE: the loops' CPU ticks over the window's
+# ticks times 8 (their share of the machine), and stress-ng's rc.
+fork_storm() {
+  _side=$1 _pids=
+  for _c in 0 1 2 3 4 5 6 7; do
+    sh -c 'while :; do :; done' &
+    _pids="$_pids $!"
+  done
+  sleep 1
+  # shellcheck disable=SC2086
+  ticks_of $_pids
+  _t0=$(echo "$TICKS_OF" | awk '{ for (i = 1; i <= NF; i++) s += $i; print s }')
+  _c0=$(now_cs)
+  CAP_OUT=/tmp/fork.out run_capped 60 stress-ng --fork 8 --timeout 8s
+  _frc=$?
+  # shellcheck disable=SC2086
+  ticks_of $_pids
+  _t1=$(echo "$TICKS_OF" | awk '{ for (i = 1; i <= NF; i++) s += $i; print s }')
+  _c1=$(now_cs)
+  # shellcheck disable=SC2086
+  kill -KILL $_pids 2>/dev/null
+  wait 2>/dev/null
+  rec kv "forks_$_side" "rc=$_frc loop_ticks=$((_t1 - _t0)) window_cs=$((_c1 - _c0))"
+}
+
+# One scx_sis side: its own scheduler for the round, and a monitor window over the probes.
+sis_side() {
+  if ! start_sched --stats-interval 60; then
+    fail "sched_enabled_$_round" "$SCHED_START_ERR"
+    return
+  fi
+  /bin/scx_sis monitor --json --interval 3600 --count 1 >/tmp/mon.json 2>&1 &
+  _mon=$!
+  sleep 1
+  probe sis
+  kill -INT "$_mon" 2>/dev/null
+  wait "$_mon"
+  rec_mon "mon_$_round" /tmp/mon.json
+  [ "$_round" -eq 1 ] && fork_storm sis
+  stop_sched || fail "unload_$_round" "scx_sis exited with rc $?"
+}
+
+_round=1
+while [ "$_round" -le "$rounds" ]; do
+  if [ $((_round % 2)) -eq 1 ]; then
+    probe eevdf
+    [ "$_round" -eq 1 ] && fork_storm eevdf
+    sis_side
+  else
+    sis_side
+    probe eevdf
+  fi
+  _round=$((_round + 1))
+done
+
+guest_close dmesg_clean
+finish
