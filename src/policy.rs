@@ -138,8 +138,9 @@ policy_tunables! {
     "wakeup-preempt" wakeup_preempt: Switch {
         default: WAKEUP_PREEMPT = Switch::On,
         bpf: wakeup_preempt,
-        help: "A wakee whose virtual deadline is earlier preempts the running task, once that \
-               task has run steal-min",
+        help: "A wakee whose virtual deadline (vtime plus its expected run) is earlier than the \
+               vtime the running task has reached preempts it, once that task has run as long as \
+               the wakee is expected to (at most steal-min)",
     }
     "wakeq" wakeq: Switch {
         default: WAKEQ = Switch::Off,
