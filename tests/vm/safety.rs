@@ -1,0 +1,69 @@
+//! safety.sh's verdicts: `trace -o` leaves a device, a FIFO and stdout what they were (and
+//! writes through them), refuses a directory and /proc with status 2, and removes a killed
+//! run's temp file; with the daemon stopped, `monitor` and `trace` end within the stats
+//! request's timeout naming the daemon, and a Ctrl-C ends a monitor that waits on it.
+
+use crate::harness::GuestRun;
+use crate::records::Verdicts;
+
+/// The request timeout (instance::STATS_TIMEOUT, 5 s) and the start of the command under TCG,
+/// which runs the guest about 100 times slower than the host: in centiseconds.
+const STOPPED_BOUND_CS: i64 = 2500;
+
+pub fn judge(run: &GuestRun, v: &mut Verdicts) {
+    let r = &run.records;
+    // (case, type before and after, rc, whether output must reach the target).
+    for (case, kind, rc) in [
+        ("devnull", "chardev", 0),
+        ("mknod", "chardev", 0),
+        ("fifo", "fifo", 0),
+        ("dir", "dir", 2),
+        ("proc", "file", 2),
+    ] {
+        let name = format!("out_{case}");
+        let Some(k) = r.kv(&name) else {
+            v.fail(&name, "no record");
+            continue;
+        };
+        let ok = k.s("before") == kind && k.s("after") == kind && k.opt::<i32>("rc") == Some(rc);
+        v.check(&name, ok, format!("want {kind} kept, rc={rc}: {}", k.raw()));
+    }
+    if let Some(k) = r.kv("out_stdout") {
+        let ok = k.s("before") == k.s("after")
+            && k.opt::<i32>("rc") == Some(0)
+            && k.opt::<u64>("stdout").unwrap_or(0) > 0;
+        v.check("out_stdout", ok, format!("want /dev/stdout kept and the trace on stdout: {}", k.raw()));
+    } else {
+        v.fail("out_stdout", "no record");
+    }
+    if let Some(k) = r.kv("out_fifo_read") {
+        let ok = k.opt::<u64>("bytes").unwrap_or(0) > 0 && k.s("json") == "1";
+        v.check("fifo_reader_got_the_trace", ok, k.raw());
+    } else {
+        v.fail("fifo_reader_got_the_trace", "no record");
+    }
+    match (r.kv("out_stale"), r.kv("stale_left")) {
+        (Some(run), Some(left)) => {
+            let ok = run.opt::<i32>("rc") == Some(0) && left.opt::<u32>("n") == Some(0);
+            v.check("stale_temp_removed", ok, format!("{}; {}", run.raw(), left.raw()));
+        }
+        _ => v.fail("stale_temp_removed", "no record"),
+    }
+    for case in ["monitor", "trace", "ctrlc"] {
+        let name = format!("stopped_{case}");
+        let Some(k) = r.kv(&name) else {
+            v.fail(&name, "no record");
+            continue;
+        };
+        let rc: i32 = k.n("rc");
+        let cs: i64 = k.n("cs");
+        // Ctrl-C ends the monitor (130 at the second signal, 0 at the first); the others fail
+        // with the daemon named.
+        let rc_ok = if case == "ctrlc" { rc == 0 || rc == 130 } else { rc == 1 };
+        let ok = rc_ok && cs <= STOPPED_BOUND_CS && k.s("named") == "1";
+        v.check(&name, ok, format!("within {STOPPED_BOUND_CS} cs, named: {}", k.raw()));
+    }
+    if let Some(k) = r.kv("stopped_trace_file") {
+        v.check("stopped_trace_wrote_nothing", k.s("exists") == "0", k.raw());
+    }
+}
