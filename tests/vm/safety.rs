@@ -1,7 +1,9 @@
 //! safety.sh's verdicts: `trace -o` leaves a device, a FIFO and stdout what they were (and
 //! writes through them), refuses a directory and /proc with status 2, and removes a killed
 //! run's temp file; with the daemon stopped, `monitor` and `trace` end within the stats
-//! request's timeout naming the daemon, and a Ctrl-C ends a monitor that waits on it.
+//! request's timeout naming the daemon, and a Ctrl-C ends a monitor that waits on it. In the
+//! unit's file-system sandbox (read-only system directories, /sys and /proc/sys; /sys/fs/bpf
+//! and /run writable) the daemon loads, serves monitor and tune, and reloads.
 
 use crate::harness::GuestRun;
 use crate::records::Verdicts;
@@ -65,5 +67,23 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     }
     if let Some(k) = r.kv("stopped_trace_file") {
         v.check("stopped_trace_wrote_nothing", k.s("exists") == "0", k.raw());
+    }
+    match r.kv("sandbox") {
+        Some(k) => {
+            let mounts = k.s("mounts");
+            let ok = k.s("loaded") == "1"
+                && ["/bin:ro", "/sys:ro", "/proc/sys:ro", "/sys/fs/bpf:rw"]
+                    .iter()
+                    .all(|m| mounts.split(' ').any(|x| x == *m))
+                && k.s("bin_writable") == "no"
+                && k.s("monitor_rc") == "0"
+                && k.s("monitor_lines") == "1"
+                && k.s("tune_rc") == "0"
+                && k.s("reloaded") == "1"
+                && k.s("alive_after_reload") == "1"
+                && k.s("unload_rc") == "0";
+            v.check("sandboxed_load_monitor_tune_reload", ok, k.raw());
+        }
+        None => v.fail("sandboxed_load_monitor_tune_reload", "no record"),
     }
 }

@@ -90,4 +90,48 @@ else
 fi
 
 guest_close
+
+# The unit's file-system sandbox, as far as busybox builds one: a mount namespace where the
+# system's directories, /sys and /proc/sys are read-only, /sys/fs/bpf and /run writable and /tmp
+# private (ProtectSystem=strict, ReadWritePaths=/sys/fs/bpf /run, PrivateTmp). The daemon must
+# load there, serve monitor and tune from outside, and reload after a CPU hotplug. (busybox has
+# no setpriv --bounding-set: the capabilities are not narrowed here.)
+cat >/tmp/sandbox.sh <<'EOS'
+mount --make-rprivate /
+for d in /bin /lib /lib64 /etc /boot /root /tests /var; do
+  [ -d "$d" ] && mount --bind "$d" "$d" && mount -o remount,bind,ro "$d"
+done
+mount -o remount,bind,ro /sys
+mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys
+mount -t tmpfs tmpfs /tmp
+exec /bin/scx_sis --stats-interval 60
+EOS
+: >"$SCHED_LOG"
+unshare -m sh /tmp/sandbox.sh >"$SCHED_LOG" 2>&1 &
+SCHED_PID=$!
+if wait_state enabled 60; then
+  sleep 1
+  # Each mount the daemon sees, with its options (rw/ro), for the record.
+  _mnt=$(awk '$5 ~ "^/(bin|etc|sys|sys/fs/bpf|proc/sys|tmp)$" { split($6, o, ","); printf "%s:%s ", $5, o[1] }' "/proc/$SCHED_PID/mountinfo")
+  _bin_w=$(nsenter -t "$SCHED_PID" -m sh -c 'touch /bin/.w 2>/dev/null && echo yes || echo no')
+  CAP_OUT=/tmp/sbmon.out CAP_ERR=/tmp/sbmon.err run_capped 60 /bin/scx_sis monitor --json --count 1
+  _mrc=$?
+  CAP_OUT=/tmp/sbtune.out CAP_ERR=/tmp/sbtune.err run_capped 60 /bin/scx_sis tune --prev-bias off
+  _trc=$?
+  _cpu=/sys/devices/system/cpu/cpu3/online
+  echo 0 >"$_cpu"
+  wait_log 'reloading with the live tunables' 60
+  _rl=$?
+  sleep 2
+  echo 1 >"$_cpu"
+  wait_state enabled 60
+  sleep 2
+  _alive=$(sched_alive && echo 1 || echo 0)
+  stop_sched 30
+  _src=$?
+  rec kv sandbox "loaded=1 mounts=[${_mnt% }] bin_writable=$_bin_w monitor_rc=$_mrc monitor_lines=$(grep -c '^{' /tmp/sbmon.out) tune_rc=$_trc reloaded=$((1 - _rl)) alive_after_reload=$_alive unload_rc=$_src"
+else
+  rec kv sandbox "loaded=0 state=$(scx_state) log=[$(tail -n 2 "$SCHED_LOG" | tr -d '[]' | tr '\n' '|' | cut -c1-200)]"
+  stop_sched 10
+fi
 finish
