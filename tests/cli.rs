@@ -167,3 +167,30 @@ fn a_reader_that_stops_reading_ends_help_stats_quietly() {
         out.status
     );
 }
+
+#[test]
+fn under_the_journal_an_error_line_carries_priority_err() {
+    use std::os::unix::fs::MetadataExt;
+    let run = |journal: bool| {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_scx_sis"));
+        // A usage error of our own (not clap's): one line through program::exit_code.
+        cmd.args(["generate-assets"]).env_remove("JOURNAL_STREAM");
+        if journal {
+            let m = std::fs::File::from(std::os::fd::OwnedFd::from(writer.try_clone().unwrap()))
+                .metadata()
+                .unwrap();
+            cmd.env("JOURNAL_STREAM", format!("{}:{}", m.dev(), m.ino()));
+        }
+        let mut child = cmd.stderr(writer).spawn().unwrap();
+        drop(cmd);
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut err).unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(2), "{err}");
+        err
+    };
+    let err = run(true);
+    assert!(err.starts_with("<3>scx_sis: error: "), "{err}");
+    let err = run(false);
+    assert!(err.starts_with("scx_sis: error: "), "{err}");
+}

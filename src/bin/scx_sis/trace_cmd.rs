@@ -377,8 +377,11 @@ fn kernel_fs(path: &Path) -> Option<&'static str> {
     if unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
         return None;
     }
+    // f_type is i64 here, a narrower type on other architectures.
     // SAFETY: statfs succeeded, so the buffer is initialized.
-    match unsafe { st.assume_init() }.f_type as i64 {
+    #[allow(clippy::unnecessary_cast)]
+    let f_type = unsafe { st.assume_init() }.f_type as i64;
+    match f_type {
         PROC_SUPER_MAGIC => Some("/proc"),
         SYSFS_MAGIC => Some("/sys"),
         _ => None,
