@@ -86,4 +86,68 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         }
         None => v.fail("sandboxed_load_monitor_tune_reload", "no record"),
     }
+    syscalls_allowed(r.kv("sandbox_syscalls"), v);
+}
+
+/// The system calls the sandboxed daemon made (perf trace, the reload's load included) against
+/// the unit's SystemCallFilter=, expanded by the host's systemd-analyze.
+fn syscalls_allowed(k: Option<crate::records::Kv>, v: &mut Verdicts) {
+    let Some(k) = k else {
+        return v.fail("syscalls_in_the_unit_filter", "no record");
+    };
+    let used: Vec<&str> = k.s("syscalls").split_whitespace().collect();
+    if used.is_empty() {
+        return v.info(format!("perf trace saw no system calls: {}", k.raw()));
+    }
+    let unit = include_str!("../../packaging/scx_sis.service");
+    let sets: Vec<&str> = unit
+        .lines()
+        .filter_map(|l| l.strip_prefix("SystemCallFilter="))
+        .flat_map(str::split_whitespace)
+        .collect();
+    let Ok(out) = std::process::Command::new("systemd-analyze")
+        .arg("syscall-filter")
+        .output()
+    else {
+        return v.info("no systemd-analyze on this host: the filter is not checked");
+    };
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    let allowed = expand(&table, &sets);
+    let denied: Vec<&&str> = used.iter().filter(|s| !allowed.contains(**s)).collect();
+    v.check(
+        "syscalls_in_the_unit_filter",
+        denied.is_empty(),
+        format!("{} system calls, outside SystemCallFilter={}: {denied:?}", used.len(), sets.join(" ")),
+    );
+}
+
+/// The system calls `names` (groups "@x" and calls) stand for, by systemd-analyze's table.
+fn expand(table: &str, names: &[&str]) -> std::collections::BTreeSet<String> {
+    let mut groups: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    let mut current = None;
+    for line in table.lines() {
+        if let Some(g) = line.strip_prefix('@') {
+            current = Some(line[..g.split_whitespace().next().map_or(0, str::len) + 1].trim());
+            groups.entry(current.unwrap()).or_default();
+        } else if let (Some(g), Some(w)) = (current, line.split_whitespace().next()) {
+            if !w.starts_with('#') {
+                groups.entry(g).or_default().push(w);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    let mut todo: Vec<&str> = names.to_vec();
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(n) = todo.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        match groups.get(n) {
+            Some(members) => todo.extend(members),
+            None => {
+                out.insert(n.to_string());
+            }
+        }
+    }
+    out
 }
