@@ -103,7 +103,7 @@ for d in /bin /lib /lib64 /etc /boot /root /tests /var; do
   [ -d "$d" ] && mount --bind "$d" "$d" && mount -o remount,bind,ro "$d"
 done
 # /var/run is /run on a distribution (a symlink): writable like it, for the stats socket.
-mount --bind /var/run /var/run
+mount --bind /var/run /var/run && mount -o remount,bind,rw /var/run
 mount -o remount,bind,ro /sys
 mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys
 mount -t tmpfs tmpfs /tmp
