@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host checks of the Debian package (scripts/package.sh builds it), without installing it: the
 # package holds what its systemd unit names (ExecStart's binary, the EnvironmentFile), the unit
-# passes `systemd-analyze verify` against the package's own files, the defaults file is a
+# passes `systemd-analyze verify` against the package's own files and `systemd-analyze security`
+# rates it 5.0 or less, the defaults file is a
 # conffile, the maintainer scripts handle the unit, and the defaults file's flags parse; the
 # unit waits for readiness (Type=notify) and does not restart after the exit statuses
 # `scx_sis --help` marks; the package's version names the commit the binary names and sorts
@@ -70,6 +71,15 @@ if ! out=$(systemd-analyze verify --root="$root" "/$UNIT_DIR/$UNIT" 2>&1) || [[ 
   fail "systemd-analyze verify $UNIT:"$'\n'"$out"
 fi
 
+# The sandbox: systemd's own rating of the unit's exposure (0 safe to 10 unsafe) stays at 5.0 or
+# less, so that hardening taken out again fails here rather than in a fleet's audit.
+max_exposure=5.0
+exposure=$(systemd-analyze security --offline=true --root="$root" "$UNIT" 2>&1 |
+  sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+[[ -n $exposure ]] || fail "systemd-analyze security rated no exposure for $UNIT"
+awk -v e="$exposure" -v m="$max_exposure" 'BEGIN { exit !(e <= m) }' ||
+  fail "systemd-analyze security rates $UNIT $exposure, above $max_exposure: harden it again"
+
 # The defaults file's flags, as the unit passes them ($SCX_SIS_FLAGS split on whitespace), must
 # parse: clap checks each flag before it reaches --version, which then exits without loading.
 flags=$(set -a && . "$root$env_file" && echo "${SCX_SIS_FLAGS:-}")
@@ -136,5 +146,5 @@ if git rev-parse HEAD >/dev/null 2>&1; then
 fi
 
 echo "check-package: ok: $bin and $env_file (a conffile) in the package, systemd-analyze verify" \
-  "clean, $links_checked documentation links resolve, Type=notify, no restart after $prevent; package $pkg_version, $version;" \
+  "clean, exposure $exposure (at most $max_exposure), $links_checked documentation links resolve, Type=notify, no restart after $prevent; package $pkg_version, $version;" \
   "the unit runs: $bin $flags" >&2

@@ -82,7 +82,9 @@ policy_tunables! {
     // The fields no flag sets: the copy's count and generation (tunables::write()'s and its
     // callers'), and the trace (`scx_sis trace`'s to switch, never on at start).
     not_flags: seq = 0, generation = 1, trace = 0, trace_tgid = 0,
-        trace_comm = [0; crate::bpf_intf::sis_limits_SIS_COMM_LEN as usize];
+        trace_comm = [0; crate::bpf_intf::sis_limits_SIS_COMM_LEN as usize],
+        // Set only by the tests' fault injection (scx_sis's SCX_SIS_TEST_INJECT_ERROR).
+        test_inject_error = 0;
 
     "preset" preset: Preset {
         default: PRESET = Preset::Sis,
@@ -176,12 +178,6 @@ policy_tunables! {
                2 us), and a wait estimated from run lengths by at most half a slice; 0 steals \
                whatever waits",
     }
-    "test-inject-error" test_inject_error: bool {
-        default: TEST_INJECT_ERROR = false,
-        bpf: test_inject_error,
-        hidden: true,
-        help: "Test only: make the BPF scheduler fail with scx_bpf_error()",
-    }
 }
 
 /// Only the policy flags: what `scx_sis tune` accepts, parsed from a list.
@@ -202,7 +198,7 @@ pub fn parse_flags(flags: &[String]) -> Result<PolicyOpts> {
         })
 }
 
-/// Every flag users see (not the hidden test flag), with the value its help calls the default.
+/// Every flag users see (not a hidden one), with the value its help calls the default.
 #[cfg(test)]
 pub(crate) fn help_defaults() -> Vec<(String, String)> {
     use clap::CommandFactory;

@@ -90,3 +90,107 @@ fn help_lists_every_exit_status() {
         );
     }
 }
+
+#[test]
+fn trace_filters_that_cannot_match_are_usage_errors() {
+    for args in [
+        &["trace", "--comm", ""][..],
+        &["trace", "--comm", "nineteen-bytes-long"],
+        &["trace", "--pid", "0"],
+    ] {
+        let out = scx_sis(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// A copy of the binary that any user may run (the build tree may not be reachable to them).
+fn runnable_by_anyone() -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.path().join("scx_sis");
+    std::fs::copy(env!("CARGO_BIN_EXE_scx_sis"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, bin)
+}
+
+#[test]
+fn a_user_who_is_not_root_is_told_so_whether_or_not_one_runs() {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let (_dir, bin) = runnable_by_anyone();
+    for args in [
+        &["monitor"][..],
+        &["tune", "--show"],
+        &["trace"],
+        &["--monitor", "1"],
+    ] {
+        let mut cmd = Command::new(&bin);
+        cmd.args(args).current_dir("/");
+        if root {
+            cmd.uid(65534).gid(65534);
+        }
+        // The copy may still be open for writing in a child another test thread forks.
+        let out = (0..50)
+            .find_map(|_| match cmd.output() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    None
+                }
+                r => Some(r.unwrap()),
+            })
+            .expect("the copy stayed busy");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(err.contains("must run as root"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_reader_that_stops_reading_ends_help_stats_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    // A pipe whose reader is gone: the first write fails with EPIPE.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_scx_sis"))
+        .arg("--help-stats")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert!(
+        out.status.signal() == Some(libc::SIGPIPE) || out.status.code() == Some(0),
+        "{:?}",
+        out.status
+    );
+}
+
+#[test]
+fn under_the_journal_an_error_line_carries_priority_err() {
+    use std::os::unix::fs::MetadataExt;
+    let run = |journal: bool| {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_scx_sis"));
+        // A usage error of our own (not clap's): one line through program::exit_code.
+        cmd.args(["generate-assets"]).env_remove("JOURNAL_STREAM");
+        if journal {
+            let m = std::fs::File::from(std::os::fd::OwnedFd::from(writer.try_clone().unwrap()))
+                .metadata()
+                .unwrap();
+            cmd.env("JOURNAL_STREAM", format!("{}:{}", m.dev(), m.ino()));
+        }
+        let mut child = cmd.stderr(writer).spawn().unwrap();
+        drop(cmd);
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut err).unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(2), "{err}");
+        err
+    };
+    let err = run(true);
+    assert!(err.starts_with("<3>scx_sis: error: "), "{err}");
+    let err = run(false);
+    assert!(err.starts_with("scx_sis: error: "), "{err}");
+}

@@ -73,7 +73,7 @@ impl Value for Curve {
     }
 }
 
-/// A bool flag (`--test-inject-error true`) is a switch in the map, shown as one.
+/// A bool flag (`--flag true`) is a switch in the map, shown as one.
 impl Value for bool {
     fn to_raw(self) -> u64 {
         self.into()

@@ -21,6 +21,16 @@ pub fn flag_then_exit(notice: &'static str) -> Result<Arc<AtomicBool>> {
     })
 }
 
+/// Like `flag`, for runs with nothing to clean up that may wait on another process (a stats
+/// request): a second signal exits at once with status 130.
+pub fn flag_or_exit() -> Result<Arc<AtomicBool>> {
+    install(|already_set| {
+        if already_set {
+            std::process::exit(130);
+        }
+    })
+}
+
 /// `on_signal` is told whether the flag was already set.
 fn install(on_signal: impl Fn(bool) + Send + 'static) -> Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));

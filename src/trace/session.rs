@@ -167,9 +167,7 @@ pub fn capture(
     // The counters' window is the trace's, give or take the two stats requests at its ends,
     // so that what the trace recorded can be checked against what BPF counted. The client's
     // first read starts its delta window.
-    stats
-        .request::<Metrics>("stats", vec![])
-        .context("failed to read stats")?;
+    stats.read::<Metrics>()?;
     // 0 in the map means the default, as in BPF.
     let balance_lag_ns = match tunables::read(&tun)?.balance_lag_us {
         0 => crate::policy::defaults::BALANCE_LAG_US,
@@ -211,7 +209,7 @@ pub fn capture(
     // The scheduler gone, its stats server is too: what was caught is kept all the same.
     let counters = match end {
         End::SchedulerGone => None,
-        _ => match stats.request::<Metrics>("stats", vec![]) {
+        _ => match stats.read::<Metrics>() {
             Ok(m) => Some(m),
             Err(e) => {
                 eprintln!("trace: the scheduler's counters over the window are unavailable: {e:#}");

@@ -96,6 +96,10 @@ vm_script!(mod runtime_control, runtime_control_6_12, runtime_control_7, "2llc-s
 // 20 live toggles under hackbench (~2 min each).
 vm_script!(mod wakeq, wakeq_6_12, wakeq_7, "2llc-smt", &[]);
 
+// Safe as root: trace -o on devices, FIFOs, stdout, directories and /proc; monitor and trace
+// against a stopped daemon end within the stats timeout, and Ctrl-C ends them (~2 min each).
+vm_script!(mod safety, safety_6_12, safety_7, "2llc-smt", &[]);
+
 // Placement policies (~3-5 min each): prev-bias cuts migrations per context switch under a
 // wakeup-heavy load (medians of alternating on/off runs, one boot); SIS_UTIL curves at idle and
 // under hogs on two LLCs of 4; the affinity corner case (hogs bound to every CPU of an LLC but

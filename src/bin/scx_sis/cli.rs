@@ -38,22 +38,17 @@ pub enum Command {
     /// a Perfetto trace, a summary of who moved and why, and optionally a picture.
     #[command(args_override_self = true, after_help = scx_sis::process::exit::help())]
     Trace(TraceOpts),
-    /// Write the man pages and shell completions into DIR (for packaging).
-    #[command(hide = true)]
-    GenerateAssets {
-        #[arg(value_name = "DIR")]
-        dir: std::path::PathBuf,
-    },
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct RunOpts {
     /// Seconds between two stats lines on stdout, every LLC summed (scx's --stats); 0: none.
-    /// `scx_sis monitor` shows the per-LLC table.
+    /// `scx_sis monitor` shows the per-LLC table. [range: 0.1..=3600, or 0]
     #[arg(long, alias = "stats", value_name = "SECS", default_value_t = 1.0, value_parser = parse_stats_interval)]
     pub stats_interval: f64,
 
     /// Load nothing: show the running instance's stats every SECS (scx's --monitor).
+    /// [range: 0.1..=3600]
     #[arg(long, value_name = "SECS", value_parser = parse_interval)]
     pub monitor: Option<f64>,
 
@@ -70,9 +65,9 @@ pub struct RunOpts {
     #[arg(long, value_name = "on|off", default_value = "off")]
     pub queued_wakeup: Switch,
 
-    /// Size of the ring buffer `scx_sis trace` reads, in KiB (a power of two, 4 to 1048576).
-    /// Kernel memory for as long as the scheduler runs; records that find it full are counted
-    /// as dropped. Fixed at load.
+    /// Size of the ring buffer `scx_sis trace` reads, in KiB. Kernel memory for as long as the
+    /// scheduler runs; records that find it full are counted as dropped. Fixed at load.
+    /// [range: 4..=1048576, a power of two]
     #[arg(long, value_name = "KIB", default_value_t = scx_sis::bpf_intf::sis_limits_SIS_TRACE_RING_KIB, value_parser = parse_ring_kib)]
     pub trace_buffer_kib: u32,
 
@@ -109,7 +104,7 @@ pub struct TuneOpts {
 
 #[derive(Debug, Clone, Args)]
 pub struct MonitorOpts {
-    /// Seconds between two reports.
+    /// Seconds between two reports. [range: 0.1..=3600]
     #[arg(long, default_value_t = 1.0, value_parser = parse_interval)]
     pub interval: f64,
 
@@ -126,6 +121,56 @@ pub struct MonitorOpts {
     pub count: Option<u64>,
 }
 
+/// The command line as parsed, --help'd and packaged (man pages, completions): the derived
+/// definitions, with each policy flag's range shown, and `tune`'s flags without the default a
+/// start would take (tune changes only the flags given).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command()
+        .mut_args(with_range)
+        .mut_subcommand("tune", |tune| {
+            tune.mut_args(with_range).mut_args(without_default)
+        })
+}
+
+/// The policy flag `arg` with its range before its default: "... [range: LO..=HI] [default: D]".
+fn with_range(arg: clap::Arg) -> clap::Arg {
+    let range = scx_sis::policy::rows()
+        .into_iter()
+        .find(|r| Some(r.flag) == arg.get_long())
+        .and_then(|r| r.range);
+    let (Some((lo, hi)), Some(help)) = (range, arg.get_help().map(|h| h.to_string())) else {
+        return arg;
+    };
+    let range = format!("[range: {lo}..={hi}]");
+    let help = match help.rsplit_once(" [default: ") {
+        Some((what, default)) => format!("{what} {range} [default: {default}"),
+        None => format!("{help} {range}"),
+    };
+    arg.help(help)
+}
+
+/// `arg` without the " [default: D]" its help ends with.
+fn without_default(arg: clap::Arg) -> clap::Arg {
+    match arg.get_help().map(|h| h.to_string()) {
+        Some(help) => match help.rsplit_once(" [default: ") {
+            Some((what, _)) => {
+                let what = what.to_string();
+                arg.help(what)
+            }
+            None => arg,
+        },
+        None => arg,
+    }
+}
+
+/// The parsed command line (usage errors exit 2 with clap's message, as program::parse_args).
+pub fn parse() -> Cli {
+    use clap::FromArgMatches;
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 /// A BPF ring buffer is a power-of-two number of pages (4 KiB here).
 fn parse_ring_kib(s: &str) -> Result<u32, String> {
     let v: u32 = s
@@ -140,19 +185,21 @@ fn parse_ring_kib(s: &str) -> Result<u32, String> {
 
 #[derive(Debug, Clone, Args)]
 pub struct TraceOpts {
-    /// Seconds to record.
+    /// Seconds to record. [range: 0.1..=3600]
     #[arg(long, default_value_t = 5.0, value_parser = parse_interval)]
     pub duration: f64,
 
-    /// Record only this process (its tgid), filtered in BPF.
-    #[arg(long, conflicts_with = "comm")]
+    /// Record only this process (its tgid), filtered in BPF. [range: 1..]
+    #[arg(long, conflicts_with = "comm", value_parser = clap::value_parser!(u32).range(1..))]
     pub pid: Option<u32>,
 
-    /// Record only tasks of this name (as in /proc/PID/comm), filtered in BPF.
-    #[arg(long)]
+    /// Record only tasks of this name (as in /proc/PID/comm, 1 to 15 bytes), filtered in BPF.
+    #[arg(long, value_parser = parse_comm)]
     pub comm: Option<String>,
 
     /// The trace file: Chrome trace-event JSON, which ui.perfetto.dev and chrome://tracing open.
+    /// A regular file is replaced once written; a FIFO, a character device or - (stdout) is
+    /// written in place, the summary then going to stderr.
     #[arg(short, long, value_name = "FILE", default_value = "scx_sis-trace.json")]
     pub output: std::path::PathBuf,
 
@@ -169,9 +216,23 @@ pub struct TraceOpts {
     pub force: bool,
 
     /// Keep at most this many records (about 150 bytes each in memory); the trace ends,
-    /// saying so, when it has them.
+    /// saying so, when it has them. [range: 1..=100000000]
     #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub max_records: u64,
+}
+
+/// A task name as the kernel stores it: 1 to TASK_COMM_LEN - 1 bytes (a longer one matches no
+/// task, and an empty one would be no filter).
+fn parse_comm(s: &str) -> Result<String, String> {
+    let max = scx_sis::bpf_intf::sis_limits_SIS_COMM_LEN as usize - 1;
+    if (1..=max).contains(&s.len()) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "a task name is 1 to {max} bytes, as the kernel stores it ('{s}' has {})",
+            s.len()
+        ))
+    }
 }
 
 /// As parse_interval, and 0 for no periodic output.
@@ -197,7 +258,10 @@ mod tests {
     use scx_sis::policy::{Curve, Switch};
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-        Cli::try_parse_from(std::iter::once("scx_sis").chain(args.iter().copied()))
+        use clap::FromArgMatches;
+        let m = command()
+            .try_get_matches_from(std::iter::once("scx_sis").chain(args.iter().copied()))?;
+        Cli::from_arg_matches(&m)
     }
 
     #[test]
@@ -285,14 +349,91 @@ mod tests {
 
     #[test]
     fn help_ends_with_the_exit_status_table() {
-        use clap::CommandFactory;
-        let help = Cli::command().render_long_help().to_string();
+        let help = command().render_long_help().to_string();
         let tail = &help[help
             .find("Exit status:")
             .expect("--help has the exit status")..];
         for r in &scx_sis::process::exit::TABLE {
             assert!(tail.contains(r.meaning), "--help lacks: {}", r.meaning);
         }
+    }
+
+    /// The help of `--flag` in `cmd` (its subcommand `sub`, if given), as `cli::command` builds it.
+    fn flag_help(sub: Option<&str>, flag: &str) -> String {
+        let root = command();
+        let cmd = match sub {
+            Some(name) => root.find_subcommand(name).unwrap().clone(),
+            None => root,
+        };
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_long() == Some(flag))
+            .unwrap_or_else(|| panic!("no --{flag} in {sub:?}"));
+        arg.get_long_help()
+            .or(arg.get_help())
+            .map(|h| h.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn help_shows_every_numeric_flag_range() {
+        for row in scx_sis::policy::rows().iter().filter(|r| !r.hidden) {
+            let Some((lo, hi)) = row.range else { continue };
+            let want = format!("[range: {lo}..={hi}]");
+            let help = flag_help(None, row.flag);
+            assert!(help.contains(&want), "--{}: {help}", row.flag);
+            let help = flag_help(Some("tune"), row.flag);
+            assert!(help.contains(&want), "tune --{}: {help}", row.flag);
+        }
+        for (sub, flag, want) in [
+            (None, "stats-interval", "[range: 0.1..=3600, or 0]"),
+            (None, "monitor", "[range: 0.1..=3600]"),
+            (
+                None,
+                "trace-buffer-kib",
+                "[range: 4..=1048576, a power of two]",
+            ),
+            (Some("monitor"), "interval", "[range: 0.1..=3600]"),
+            (Some("trace"), "duration", "[range: 0.1..=3600]"),
+            (Some("trace"), "max-records", "[range: 1..=100000000]"),
+            (Some("trace"), "pid", "[range: 1..]"),
+            (Some("trace"), "comm", "1 to 15 bytes"),
+        ] {
+            let help = flag_help(sub, flag);
+            assert!(help.contains(want), "{sub:?} --{flag}: {help}");
+        }
+    }
+
+    #[test]
+    fn tune_help_shows_no_default_it_would_not_apply() {
+        let mut root = command();
+        let tune = root.find_subcommand_mut("tune").unwrap();
+        let help = tune.render_long_help().to_string();
+        assert!(!help.contains("[default:"), "{help}");
+        assert!(help.contains("--prev-bias"), "{help}");
+    }
+
+    #[test]
+    fn fault_injection_is_no_flag() {
+        assert!(parse(&["tune", "--test-inject-error", "true"]).is_err());
+        assert!(parse(&["--test-inject-error", "true"]).is_err());
+        let help = command().render_long_help().to_string();
+        assert!(!help.contains("inject"), "{help}");
+    }
+
+    #[test]
+    fn trace_filters_out_of_range_are_usage_errors() {
+        use clap::error::ErrorKind;
+        for args in [
+            &["trace", "--comm", ""][..],
+            &["trace", "--comm", "nineteen-bytes-long"],
+            &["trace", "--pid", "0"],
+        ] {
+            let e = parse(args).expect_err(&format!("{args:?} accepted"));
+            assert_eq!(e.exit_code(), 2, "{args:?}");
+            assert_ne!(e.kind(), ErrorKind::DisplayHelp);
+        }
+        assert!(parse(&["trace", "--comm", "fifteen-bytes-x"]).is_ok());
     }
 
     #[test]

@@ -18,11 +18,13 @@ use anyhow::Result;
 use cli::{Cli, Command, MonitorOpts, RunOpts};
 use scx_sis::load::scheduler::{Outcome, Scheduler, OPS_NAME};
 use scx_sis::process::exit::Cause;
+use scx_sis::process::instance;
 use scx_sis::{
     load::features, load::preflight, policy::tunables, process::program, process::shutdown, stats,
 };
 
 fn run(opts: &RunOpts) -> Result<()> {
+    let inject_after = fault::from_env()?;
     let _instance = preflight::check_can_load()?;
     // Before the verifier's seconds: a pin directory that is not root's alone fails the start.
     tunables::check_pin_dir(std::path::Path::new(tunables::PIN_DIR), 0)?;
@@ -50,6 +52,11 @@ fn run(opts: &RunOpts) -> Result<()> {
         };
         eprintln!("{}", sched.describe());
         service::ready(reloading);
+        if !reloading {
+            if let Some(after) = inject_after {
+                fault::inject_after(after);
+            }
+        }
         let outcome = sched
             .run(shutdown.clone())
             .inspect_err(|_| service::stopping())?;
@@ -97,6 +104,69 @@ mod tests {
     }
 }
 
+/// Fault injection for the tests: with SCX_SIS_TEST_INJECT_ERROR=SECS in its environment, the
+/// daemon sets its tunables' test_inject_error SECS seconds after it first attaches, and BPF
+/// fails the scheduler with scx_bpf_error() at its next dispatch. No flag, no `tune` value and
+/// no help text offers it: it is the tests' switch, not the user's. A reload clears it
+/// (tunables::for_reload) and does not arm it again.
+mod fault {
+    use std::time::Duration;
+
+    use anyhow::Result;
+
+    use scx_sis::policy::tunables;
+    use scx_sis::process::exit::Cause;
+
+    pub const VAR: &str = "SCX_SIS_TEST_INJECT_ERROR";
+
+    /// The delay the environment asks for, if any; a value that is no number of seconds fails
+    /// the start (status 2) rather than running without the fault a test expects.
+    pub fn from_env() -> Result<Option<Duration>> {
+        std::env::var(VAR).ok().map(|v| parse(&v)).transpose()
+    }
+
+    fn parse(v: &str) -> Result<Duration> {
+        v.parse::<f64>()
+            .ok()
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .ok_or_else(|| Cause::Usage.error(format!("{VAR}={v}: not a number of seconds")))
+    }
+
+    pub fn inject_after(after: Duration) {
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            if let Err(e) = inject() {
+                eprintln!("scx_sis: {VAR}: could not inject the error: {e:#}");
+            }
+        });
+    }
+
+    fn inject() -> Result<()> {
+        let map = tunables::open_live()?;
+        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
+        let old = tunables::read(&map)?;
+        let mut new = old;
+        new.test_inject_error = 1;
+        new.generation = old.generation + 1;
+        eprintln!("scx_sis: {VAR}: injecting a BPF error");
+        tunables::write(&map, &new)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_delay_is_seconds_or_a_usage_error() {
+            assert_eq!(parse("2.5").unwrap(), Duration::from_millis(2500));
+            assert_eq!(parse("0").unwrap(), Duration::ZERO);
+            for bad in ["", "soon", "-1"] {
+                assert_eq!(Cause::of(&parse(bad).unwrap_err()), Cause::Usage, "{bad}");
+            }
+        }
+    }
+}
+
 /// What systemd learns of the daemon (Type=notify), when it runs under systemd: ready once the
 /// scheduler is attached, so a load that fails fails `systemctl start` too.
 mod service {
@@ -123,34 +193,54 @@ mod service {
         // Outside systemd (no NOTIFY_SOCKET) this does nothing; a failure to reach systemd
         // leaves the scheduler running, and systemd's start timeout reports it.
         if let Err(e) = sd_notify::notify(states) {
-            eprintln!("scx_sis: warning: could not notify systemd: {e}");
+            let warn = scx_sis::process::program::WARNING.prefix();
+            eprintln!("{warn}scx_sis: warning: could not notify systemd: {e}");
         }
     }
 }
 
 fn main() -> ExitCode {
-    let cli: Cli = program::parse_args();
+    if let Some(dir) = assets::requested() {
+        return program::exit_code("scx_sis", dir.and_then(|d| assets::generate(&d)));
+    }
+    let cli: Cli = cli::parse();
     let result = match &cli.command {
-        None if cli.run.help_stats => stats::describe(&mut std::io::stdout()),
+        None if cli.run.help_stats => {
+            program::die_on_broken_pipe();
+            stats::describe(&mut std::io::stdout())
+        }
         None => match cli.run.monitor {
-            Some(interval) => shutdown::flag().and_then(|s| {
+            Some(interval) => {
                 let opts = MonitorOpts {
                     interval,
                     json: false,
                     histogram: false,
                     count: None,
                 };
-                monitor::run(&opts, s)
-            }),
+                monitor(&opts)
+            }
             None => run(&cli.run),
         },
-        Some(Command::Tune(t)) => tune::run(t.show, &t.policy),
-        Some(Command::Monitor(m)) => shutdown::flag().and_then(|s| monitor::run(m, s)),
+        Some(Command::Tune(t)) => instance::require_root().and_then(|()| {
+            program::die_on_broken_pipe();
+            tune::run(t.show, &t.policy)
+        }),
+        Some(Command::Monitor(m)) => monitor(m),
         Some(Command::Trace(t)) => {
-            // Not flag_then_exit: exiting at a second Ctrl-C would leave the trace switched on.
-            shutdown::flag().and_then(|s| trace_cmd::run(t, s))
+            // Not flag_or_exit: exiting at a second Ctrl-C would leave the trace switched on.
+            instance::require_root()
+                .and_then(|()| shutdown::flag())
+                .and_then(|s| trace_cmd::run(t, s))
         }
-        Some(Command::GenerateAssets { dir }) => assets::generate(dir),
     };
     program::exit_code("scx_sis", result)
+}
+
+/// `monitor` and `--monitor`: root's, ended quietly by a reader that stops (`| head`), and by
+/// a second Ctrl-C even while a request waits on a daemon that does not answer.
+fn monitor(opts: &MonitorOpts) -> Result<()> {
+    instance::require_root()?;
+    program::die_on_broken_pipe();
+    let shutdown = shutdown::flag_or_exit()?;
+    monitor::run(opts, shutdown)
 }

@@ -5,12 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
-use scx_stats::prelude::*;
+use anyhow::Result;
 
 use crate::cli::MonitorOpts;
 use scx_sis::process::exit::Cause;
-use scx_sis::process::instance;
+use scx_sis::process::instance::{self, Stats};
 use scx_sis::stats::Metrics;
 
 /// How often a monitor whose scheduler went away tries to reach the next one.
@@ -19,6 +18,8 @@ const RECONNECT_EVERY: Duration = Duration::from_millis(500);
 pub fn run(opts: &MonitorOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
     // Only the first connection must succeed: after it, the scheduler may reload (CPU hotplug,
     // suspend, systemctl restart) and the monitor follows it, as scx_utils' monitor_stats does.
+    // A daemon that does not answer this first request (stopped, or another scheduler's) ends
+    // the monitor with its name; each request waits at most instance::STATS_TIMEOUT.
     let mut client = start(instance::connect_stats()?)?;
 
     let interval = Duration::from_secs_f64(opts.interval);
@@ -28,7 +29,7 @@ pub fn run(opts: &MonitorOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
         while Instant::now() < until && !shutdown.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(50).min(interval));
         }
-        let m: Metrics = match client.request("stats", vec![]) {
+        let m: Metrics = match client.read() {
             Ok(m) => m,
             Err(e) => {
                 eprintln!(
@@ -57,20 +58,18 @@ pub fn run(opts: &MonitorOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
 }
 
 /// A connected client whose delta window has begun (the first read only starts it).
-fn start(mut client: StatsClient) -> Result<StatsClient> {
-    client
-        .request::<Metrics>("stats", vec![])
-        .context("failed to read stats")?;
+fn start(mut client: Stats) -> Result<Stats> {
+    client.read::<Metrics>()?;
     Ok(client)
 }
 
 /// A client of the next instance, or None when a stop was asked for first. A user who may not
 /// reach it (root's socket) will not be let in by waiting: that fails at once.
-fn reconnect(shutdown: &AtomicBool) -> Result<Option<StatsClient>> {
+fn reconnect(shutdown: &AtomicBool) -> Result<Option<Stats>> {
     while !shutdown.load(Ordering::Relaxed) {
         match instance::connect_stats().and_then(start) {
             Ok(c) => return Ok(Some(c)),
-            Err(e) if Cause::of(&e) == Cause::Unsupported => return Err(e),
+            Err(e) if matches!(Cause::of(&e), Cause::Unsupported | Cause::Busy) => return Err(e),
             Err(_) => std::thread::sleep(RECONNECT_EVERY),
         }
     }

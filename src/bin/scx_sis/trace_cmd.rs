@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -20,6 +21,7 @@ use serde::Serialize;
 
 use crate::cli::TraceOpts;
 use scx_sis::load::topology::Layout;
+use scx_sis::process::exit::Cause;
 use scx_sis::stats::Metrics;
 use scx_sis::trace::session::{self, Capture, End, Filter};
 use scx_sis::trace::{chrome_trace, summary, svg};
@@ -63,6 +65,8 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
         .as_deref()
         .map(|p| Output::create(p, owner))
         .transpose()?;
+    // A trace or picture on stdout keeps it to itself: the summary goes to stderr.
+    let stdout_taken = trace_out.is_stdout() || svg_out.as_ref().is_some_and(Output::is_stdout);
     let cap = session::capture(&session_opts, shutdown, || {
         eprintln!(
             "trace: recording for {} s{}",
@@ -144,27 +148,41 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
             summary: &summary,
             counters: counted,
         };
-        println!("{}", serde_json::to_string(&report)?);
+        say(
+            stdout_taken,
+            &format!("{}\n", serde_json::to_string(&report)?),
+        );
     } else {
-        print!("{summary}");
-        print_crosscheck(&cap, &summary);
+        say(
+            stdout_taken,
+            &format!("{summary}{}", crosscheck(&cap, &summary)),
+        );
     }
     Ok(())
 }
 
 /// The trace's counts beside the scheduler's counters for the same window: they differ by the
 /// drops (and, with a filter, by the tasks left out).
-fn print_crosscheck(cap: &Capture, summary: &summary::Summary) {
+fn crosscheck(cap: &Capture, summary: &summary::Summary) -> String {
     let Some(counters) = &cap.counters else {
-        return;
+        return String::new();
     };
-    println!(
-        "counters over the same window: {} wakeups ({} decisions traced), {} migrations ({} traced)",
+    format!(
+        "counters over the same window: {} wakeups ({} decisions traced), {} migrations ({} traced)\n",
         counters.llc_sum(|l| l.wakeups),
         summary.decisions,
         counters.llc_sum(|l| l.migrations),
         summary.migrations
-    );
+    )
+}
+
+/// The summary, on stdout unless the trace itself went there.
+fn say(stdout_taken: bool, text: &str) {
+    if stdout_taken {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
 }
 
 fn describe(f: &Filter) -> String {
@@ -199,31 +217,72 @@ fn invoking_user() -> Option<(u32, u32)> {
     Some((id("SUDO_UID")?, id("SUDO_GID")?))
 }
 
-/// An output file, created before recording as a new file beside its target and renamed over
-/// the target once written. Dropped unwritten, it leaves nothing behind.
+/// An output of `trace`: a file replaced once written, or a stream written in place.
+///
+/// A regular file or a new name gets a new file beside it, renamed over it once written, so a
+/// symlink there is replaced rather than followed and a failure leaves no partial file. A FIFO,
+/// a character device (`/dev/null`) and stdout (`-`, `/dev/stdout`) are written in place: a
+/// rename would put a regular file where the device or pipe was. Anything else (a directory, a
+/// socket, a block device, a file of /proc or /sys) is refused before recording, as a usage error.
 struct Output {
     path: PathBuf,
-    tmp: tempfile::NamedTempFile,
+    sink: Sink,
 }
 
+enum Sink {
+    /// The new file, renamed over `path` once written. Dropped unwritten, it leaves nothing.
+    Replace(tempfile::NamedTempFile),
+    /// A FIFO or character device, opened now, or at the end for a FIFO nobody reads yet.
+    InPlace(Option<File>),
+    Stdout,
+}
+
+/// procfs and sysfs (statfs f_type): their files are the kernel's settings, never a trace's.
+const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+const SYSFS_MAGIC: i64 = 0x6265_6572;
+
 impl Output {
-    /// Fails now if `path`'s directory is missing or not writable, or `path` is a directory.
-    /// The new file is opened O_CREAT|O_EXCL (never through an existing name, so no symlink
-    /// is followed), and handed to `owner` if given.
+    /// Fails now if `path` may not be written (see `Output`) or its directory is missing or not
+    /// writable. The new file is opened O_CREAT|O_EXCL (never through an existing name, so no
+    /// symlink is followed), and handed to `owner` if given.
     fn create(path: &Path, owner: Option<(u32, u32)>) -> Result<Self> {
-        if path.is_dir() {
-            anyhow::bail!("{} is a directory; -o takes a file name", path.display());
+        let out = |sink| {
+            Ok(Self {
+                path: path.to_path_buf(),
+                sink,
+            })
+        };
+        if is_stdout(path) {
+            return out(Sink::Stdout);
         }
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
+        let refuse = |what: &str| {
+            Err(Cause::Usage.error(format!(
+                "refusing -o {}: it is {what}; -o takes a file name, a FIFO, a character device \
+                 or - for stdout",
+                path.display()
+            )))
+        };
+        if let Some(fs) = kernel_fs(path).or_else(|| kernel_fs(dir)) {
+            return refuse(&format!("a file of {fs}"));
+        }
+        use std::os::unix::fs::FileTypeExt;
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => return refuse("a directory"),
+            Ok(m) if m.file_type().is_socket() => return refuse("a socket"),
+            Ok(m) if m.file_type().is_block_device() => return refuse("a block device"),
+            Ok(m) if m.file_type().is_char_device() || m.file_type().is_fifo() => {
+                return out(Sink::InPlace(open_in_place(path, m.file_type().is_fifo())?));
+            }
+            // A regular file, a new name, or a symlink to either: replaced.
+            _ => {}
+        }
         let name = path
             .file_name()
             .with_context(|| format!("{} names no file", path.display()))?;
-        let mut prefix = std::ffi::OsString::from(".");
-        prefix.push(name);
-        prefix.push(".");
         if !dir.is_dir() {
             anyhow::bail!(
                 "cannot write {}: the directory {} does not exist",
@@ -231,42 +290,173 @@ impl Output {
                 dir.display()
             );
         }
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        remove_stale(dir, &prefix);
         let tmp = tempfile::Builder::new()
             .prefix(&prefix)
-            .suffix(".tmp")
+            .suffix(TMP_SUFFIX)
             .permissions(std::fs::Permissions::from_mode(0o644))
             .tempfile_in(dir)
-            .map_err(|e| match e.raw_os_error() {
-                // The errno alone: the temporary name it adds means nothing to the user.
-                Some(errno) => std::io::Error::from_raw_os_error(errno),
-                None => e,
-            })
+            .map_err(without_temp_path)
             .with_context(|| format!("cannot write {}", path.display()))?;
+        // Held while it is written: a temp file nobody holds was left by a run that was killed
+        // (remove_stale).
+        tmp.as_file()
+            .try_lock()
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::fchown(tmp.as_file(), Some(uid), Some(gid)).with_context(|| {
                 format!("failed to give {} to uid {uid} gid {gid}", path.display())
             })?;
         }
-        Ok(Self {
-            path: path.to_path_buf(),
-            tmp,
-        })
+        out(Sink::Replace(tmp))
     }
 
-    /// Write through a buffer, then rename over the target. A failure names the file and
-    /// removes the new one; the target is untouched.
-    fn write(mut self, f: impl FnOnce(&mut BufWriter<&mut File>) -> Result<()>) -> Result<()> {
-        let failed = |path: &Path| format!("failed to write {}", path.display());
-        {
-            let mut w = BufWriter::new(self.tmp.as_file_mut());
-            f(&mut w).with_context(|| failed(&self.path))?;
-            w.flush().with_context(|| failed(&self.path))?;
+    /// Whether this output is the process's stdout (the summary then goes to stderr).
+    fn is_stdout(&self) -> bool {
+        matches!(self.sink, Sink::Stdout)
+    }
+
+    /// Write through a buffer, then, for a file, rename over the target. A failure names the
+    /// target and removes the new file; the target is untouched.
+    fn write(self, f: impl FnOnce(&mut BufWriter<&mut File>) -> Result<()>) -> Result<()> {
+        let failed = || format!("failed to write {}", self.path.display());
+        let emit = |file: &mut File| -> Result<()> {
+            let mut w = BufWriter::new(file);
+            f(&mut w).with_context(failed)?;
+            w.flush().with_context(failed)
+        };
+        match self.sink {
+            Sink::Replace(mut tmp) => {
+                emit(tmp.as_file_mut())?;
+                tmp.persist(&self.path)
+                    .map_err(|e| anyhow::Error::new(e.error))
+                    .with_context(failed)?;
+            }
+            Sink::InPlace(file) => {
+                let mut file = match file {
+                    Some(file) => file,
+                    // A FIFO nobody read when recording began: wait for its reader now.
+                    None => std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&self.path)
+                        .with_context(failed)?,
+                };
+                emit(&mut file)?;
+            }
+            Sink::Stdout => {
+                // A second handle on fd 1: dropped, it leaves fd 1 open.
+                let fd = std::io::stdout()
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .with_context(failed)?;
+                emit(&mut File::from(fd))?;
+            }
         }
-        self.tmp
-            .persist(&self.path)
-            .map_err(|e| anyhow::Error::new(e.error))
-            .with_context(|| failed(&self.path))?;
         Ok(())
+    }
+}
+
+/// The suffix of the new files (after tempfile's six random characters).
+const TMP_SUFFIX: &str = ".tmp";
+
+/// `-` and the names of fd 1.
+fn is_stdout(path: &Path) -> bool {
+    ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+        .iter()
+        .any(|s| path == Path::new(s))
+}
+
+/// "/proc" or "/sys" when `path` (followed) lies on procfs or sysfs.
+fn kernel_fs(path: &Path) -> Option<&'static str> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: a NUL-terminated path and a statfs buffer statfs fills on success.
+    if unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // f_type is i64 here, a narrower type on other architectures.
+    // SAFETY: statfs succeeded, so the buffer is initialized.
+    #[allow(clippy::unnecessary_cast)]
+    let f_type = unsafe { st.assume_init() }.f_type as i64;
+    match f_type {
+        PROC_SUPER_MAGIC => Some("/proc"),
+        SYSFS_MAGIC => Some("/sys"),
+        _ => None,
+    }
+}
+
+/// A FIFO or character device opened for writing, without creating or truncating anything. A
+/// FIFO nobody reads yet (ENXIO without blocking) is opened at the end instead (None), so that
+/// recording does not wait for its reader.
+fn open_in_place(path: &Path, fifo: bool) -> Result<Option<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).custom_flags(libc::O_NOCTTY);
+    if fifo {
+        o.custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK);
+    }
+    match o.open(path) {
+        Ok(f) => {
+            if fifo {
+                // Blocking again, so that a slow reader slows the writer rather than failing it.
+                // SAFETY: fcntl on a descriptor we own.
+                unsafe {
+                    let fl = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(f.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
+                }
+            }
+            Ok(Some(f))
+        }
+        Err(e) if fifo && e.raw_os_error() == Some(libc::ENXIO) => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot write {}", path.display())),
+    }
+}
+
+/// Removes the temp files `.NAME.XXXXXX.tmp` in `dir` that no run is writing: one being written
+/// is locked by its run (Output::create), so one that can be locked was left by a run that was
+/// killed. Only regular files of that exact shape are looked at, never through a symlink.
+fn remove_stale(dir: &Path, prefix: &std::ffi::OsStr) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = prefix.as_encoded_bytes();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let b = name.as_encoded_bytes();
+        let shaped = b.len() == prefix.len() + 6 + TMP_SUFFIX.len()
+            && b.starts_with(prefix)
+            && b.ends_with(TMP_SUFFIX.as_bytes())
+            && b[prefix.len()..prefix.len() + 6]
+                .iter()
+                .all(u8::is_ascii_alphanumeric);
+        if !shaped || !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+        else {
+            continue;
+        };
+        if f.try_lock().is_ok() {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// `e` without the temp file's name, which tempfile appends (" at path ...") and which means
+/// nothing to the user; the caller names the target.
+fn without_temp_path(e: std::io::Error) -> std::io::Error {
+    let msg = e.to_string();
+    match msg.rfind(" at path \"") {
+        Some(i) => std::io::Error::new(e.kind(), msg[..i].to_string()),
+        None => e,
     }
 }
 
@@ -332,6 +522,132 @@ mod tests {
         // Created and never written (the session failed): nothing is left either.
         drop(Output::create(&dir.path().join("u.json"), None).unwrap());
         assert_eq!(entries(dir.path()), ["t.json"]);
+    }
+
+    /// A FIFO with a reader: what the reader got, once the writer closes it.
+    fn read_fifo(path: &Path) -> std::thread::JoinHandle<String> {
+        let path = path.to_path_buf();
+        std::thread::spawn(move || std::fs::read_to_string(path).unwrap())
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = read_fifo(&fifo);
+        Output::create(&fifo, None)
+            .unwrap()
+            .write(|w| Ok(w.write_all(b"{\"traceEvents\":[]}")?))
+            .unwrap();
+        assert_eq!(reader.join().unwrap(), "{\"traceEvents\":[]}");
+        let m = std::fs::symlink_metadata(&fifo).unwrap();
+        assert!(m.file_type().is_fifo(), "the FIFO was replaced: {m:?}");
+        assert_eq!(entries(dir.path()), ["pipe"]);
+    }
+
+    #[test]
+    fn a_character_device_is_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("not root: cannot mknod a character device");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let null = dir.path().join("null");
+        let c = std::ffi::CString::new(null.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; 1:3 is /dev/null's device number.
+        let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+        assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
+        Output::create(&null, None)
+            .unwrap()
+            .write(|w| Ok(w.write_all(b"{}")?))
+            .unwrap();
+        let m = std::fs::symlink_metadata(&null).unwrap();
+        assert!(
+            m.file_type().is_char_device(),
+            "the device was replaced: {m:?}"
+        );
+        assert_eq!(m.rdev(), libc::makedev(1, 3));
+        assert_eq!(entries(dir.path()), ["null"]);
+    }
+
+    #[test]
+    fn stdout_is_written_in_place() {
+        for name in ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+            let out = Output::create(Path::new(name), None).unwrap();
+            assert!(out.is_stdout(), "{name} is not taken as stdout");
+        }
+    }
+
+    /// The one line and the usage status of a refused -o.
+    fn refused(path: &Path, why: &str) {
+        let e = Output::create(path, None)
+            .err()
+            .unwrap_or_else(|| panic!("{} was accepted", path.display()));
+        let msg = format!("{e:#}");
+        assert_eq!(Cause::of(&e), Cause::Usage, "{msg}");
+        assert!(msg.contains(&path.display().to_string()), "{msg}");
+        assert!(msg.contains(why), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+
+    #[test]
+    fn a_directory_a_socket_and_proc_or_sys_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        refused(dir.path(), "a directory");
+        let sock = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        refused(&sock, "a socket");
+        refused(Path::new("/proc/self/status"), "/proc");
+        refused(Path::new("/proc/sys/kernel/trace.json"), "/proc");
+        refused(Path::new("/sys/kernel/trace.json"), "/sys");
+        assert_eq!(entries(dir.path()), ["sock"]);
+    }
+
+    #[test]
+    fn a_temp_file_left_by_a_killed_run_is_removed_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("t.json");
+        // What a SIGKILLed run leaves: its temp file, written by nobody now.
+        std::fs::write(dir.path().join(".t.json.Ab12Cd.tmp"), "").unwrap();
+        // Another run's, still being written: kept.
+        let running = Output::create(&target, None).unwrap();
+        // Not a temp file of ours: kept.
+        std::fs::write(dir.path().join(".t.json.notours"), "").unwrap();
+        std::fs::write(dir.path().join(".u.json.Ab12Cd.tmp"), "").unwrap();
+        Output::create(&target, None)
+            .unwrap()
+            .write(|w| Ok(w.write_all(b"{}")?))
+            .unwrap();
+        let left = entries(dir.path());
+        assert!(
+            !left.contains(&".t.json.Ab12Cd.tmp".to_string()),
+            "{left:?}"
+        );
+        assert_eq!(left.len(), 4, "{left:?}");
+        drop(running);
+        assert_eq!(
+            entries(dir.path()),
+            [".t.json.notours", ".u.json.Ab12Cd.tmp", "t.json"]
+        );
+    }
+
+    #[test]
+    fn an_error_names_the_target_not_the_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A name that fits, whose temp name (".NAME.XXXXXX.tmp") does not.
+        let target = dir.path().join("x".repeat(250));
+        let e = Output::create(&target, None)
+            .err()
+            .expect("the temp name is too long");
+        let msg = format!("{e:#}");
+        assert!(msg.contains(&target.display().to_string()), "{msg}");
+        assert!(!msg.contains(&format!(".{}.", "x".repeat(250))), "{msg}");
     }
 
     #[test]
