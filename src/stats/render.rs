@@ -15,9 +15,10 @@ impl Metrics {
 
     /// Every LLC summed in one line for a log, prefixed as the scx schedulers prefix theirs:
     /// wakeups and migrations per second, utilization, SIS_UTIL's scan limits (lowest-highest
-    /// LLC), the share of wakeups per path in percent, select_cpu's cost (average and p99
-    /// bucket, ns), dispatches per second from the own DSQ, stolen in the LLC and from another,
-    /// lag pulls, and the wakequeue (queued per second, average wait in us).
+    /// LLC), the share of wakeups per path in percent, the wait from wakeup (or fork) to
+    /// running (p50 and p99, us), select_cpu's cost (average and p99 bucket, ns), dispatches per
+    /// second from the own DSQ, stolen in the LLC and from another, lag pulls, and the
+    /// wakequeue (queued per second, average wait in us).
     pub fn line(&self) -> String {
         let sum = |f: fn(&LlcMetrics) -> u64| self.llc_sum(f);
         let cpus = sum(|m| m.cpus);
@@ -54,7 +55,7 @@ impl Metrics {
         );
         let _ = write!(
             out,
-            " sel_ns {:.0} p99 {} local/s {:.0} steal/s {:.0}+{:.0} pull/s {:.0} wq/s {:.0} wait_us {:.1}",
+            " sel_ns {:.0} p99 {} local/s {:.0} steal/s {:.0}+{:.0} pull/s {:.0} wq/s {:.0} wq_us {:.1}",
             avg(sum(|m| m.select_ns), sum(|m| m.select_timed)),
             pow2_label(log2_quantile(&hist, 0.99)),
             self.rate(sum(|m| m.dispatch_local)),
