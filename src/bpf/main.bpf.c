@@ -10,7 +10,10 @@
  * tunables map), and each decision, with its cost, is counted under the LLC
  * of the task's prev CPU. A task that found an idle CPU goes straight to that
  * CPU's local DSQ; any other waits in the DSQ of the CPU it was placed on (or
- * in a wakequeue shard its LLC shares), in vtime order so that nice holds.
+ * in a wakequeue shard its LLC shares), in order of virtual deadline (vtime
+ * plus its expected run) so that nice holds and a short wakee goes first; a
+ * wakee whose deadline is earlier than what the running task has reached
+ * preempts it, and a slice is shared with the queue (latency.bpf.h).
  * Around placement, work conservation and fairness: a CPU out of work takes
  * from its own queues, then steals inside its LLC, then from other LLCs; a
  * busy CPU's tick wakes an idle CPU when tasks wait behind it; at a slice
@@ -23,17 +26,17 @@
  *
  * What it does not do, on purpose. No load balancing beyond those steals,
  * pulls and kicks: no periodic domain walk, no NUMA distances, no CPU
- * capacities, no cgroup weights. Wakeup preemption only for a wakee that
- * can run nowhere else. No kernel symbols for topology (the daemon passes
- * it in), and no curve arithmetic here: the daemon computes the SIS_UTIL
- * tables, BPF only looks them up.
+ * capacities, no cgroup weights. No kernel symbols for topology (the
+ * daemon passes it in), and no curve arithmetic here: the daemon computes
+ * the SIS_UTIL tables, BPF only looks them up.
  *
  * The trade-off. A task that finds no idle CPU queues on one CPU (prev,
  * unless a stage chose another) rather than in a queue its LLC shares: it
  * stays near its cache and wakeups do not serialise on one LLC-wide lock,
  * at the price that it may wait behind a busy CPU while another CPU idles.
- * The tick kick, the wakeup kick and the lag pull bound that wait, rather
- * than undoing the prev bias on every wakeup. (The wakequeue tunable takes
+ * The tick kick, the wakeup kick, wakeup preemption, the shared slice and
+ * the lag pull bound that wait, rather than undoing the prev bias on every
+ * wakeup. (The wakequeue tunable takes
  * the other side, sharded, so the two can be measured against each other.)
  *
  * Each concern lives in its own header, and each header includes what it
