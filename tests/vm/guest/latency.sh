@@ -73,7 +73,9 @@ fork_storm() {
   _c1=$(now_cs)
   # shellcheck disable=SC2086
   kill -KILL $_pids 2>/dev/null
-  wait 2>/dev/null
+  # The loops only: a bare wait would wait for the scheduler this shell started as well.
+  # shellcheck disable=SC2086
+  wait $_pids 2>/dev/null
   rec kv "forks_$_side" "rc=$_frc loop_ticks=$((_t1 - _t0)) window_cs=$((_c1 - _c0))"
 }
 
