@@ -61,7 +61,6 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     // Each probe against EEVDF's: the medians, their ratio and the check.
     for (check, key, what) in [
         ("cyclictest_avg", "avg", "cyclictest average wakeup latency, us"),
-        ("cyclictest_p99", "p99", "cyclictest p99 wakeup latency, us"),
         ("ten_sleeps", "sleeps_cs", "ten 50 ms sleeps in a row, cs"),
     ] {
         let (e, s) = (side_median(&eevdf, key), side_median(&sis, key));
@@ -80,11 +79,15 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
             ),
         );
     }
-    // Measured, not judged here (the bench judges it with intervals): a new process.
+    // Measured, not judged here (the bench judges them with intervals): a new process, and
+    // cyclictest's p99, the third-largest of 300 samples, whose median of 3 rounds read 1.3x
+    // and 2.1x EEVDF's in two runs of one build on 6.12.117: too few samples for a bound.
     v.lines.push(format!(
-        "SIS-TABLE latency spawn_cs eevdf={:.0} sis={:.0}",
+        "SIS-TABLE latency spawn_cs eevdf={:.0} sis={:.0} cyclictest_p99_us eevdf={:.0} sis={:.0}",
         side_median(&eevdf, "spawn_cs").unwrap_or(0.0),
         side_median(&sis, "spawn_cs").unwrap_or(0.0),
+        side_median(&eevdf, "p99").unwrap_or(0.0),
+        side_median(&sis, "p99").unwrap_or(0.0),
     ));
 
     // A fork storm cannot starve the tasks already there: the busy loops keep at least half the

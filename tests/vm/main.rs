@@ -184,7 +184,7 @@ fn reliability_long_7() {
 // placed on the CPU it holds), wakeups counted under the LLC of the wakee's prev.
 vm_script!(mod fairness, fairness_6_12, fairness_7, "2llc-smt", &[]);
 
-// Latency for the woken and the new, EEVDF in the same boot (~6 min each): cyclictest and ten
+// Latency for the woken and the new, EEVDF in the same boot (~6 min each): cyclictest average and ten
 // 50 ms sleeps under a hackbench loop within 1.5x EEVDF's (median of 3 rounds), a new process,
 // the wait histogram in monitor.
 vm_script!(mod latency, latency_6_12, latency_7, "2llc-smt", &[]);
