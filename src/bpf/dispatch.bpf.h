@@ -60,10 +60,11 @@ static __always_inline bool ahead_of(u64 dsq, u64 vtime)
 static __always_inline bool keep_prev(struct task_struct *prev, s32 cpu, u64 now,
 				      const struct sis_tunables *t)
 {
+	struct sis_task_ctx *tctx = task_ctx(prev);
 	struct sis_cpu_ctx *cctx;
-	u64 vtime = vtime_charged(prev, now);
+	u64 vtime = vtime_charged(prev, tctx, now);
 	/* The own DSQ is ordered by key (task_key()): prev competes there with its own. */
-	u64 key = task_key(prev, task_ctx(prev), vtime, t);
+	u64 key = task_key(prev, tctx, vtime, t);
 
 	if ((work_maybe(cpu) && ahead_of(cpu_dsq(cpu), key)) ||
 	    (llc_wakeq_maybe(llc_of(cpu)) && ahead_of(shard_dsq(own_slot(cpu, t)), vtime)))

@@ -194,8 +194,7 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, struct sis
 	if (bound_to_cpu(p))
 		return;
 	/* The wakee is not counted yet: an insert from ops.enqueue lands after it returns. */
-	if (!wait_exceeds(cpu, dsq_nr_queued(cpu_dsq(cpu)) + 1, now,
-			  steal_wait_min_ns(t, cpu_ctx(cpu)))) {
+	if (!wait_exceeds(cpu, dsq_nr_queued(cpu_dsq(cpu)) + 1, now, steal_wait_min_ns(t, cctx))) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
@@ -546,11 +545,17 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
 	struct task_struct *parent = bpf_get_current_task_btf();
-	struct sis_task_ctx *tctx = task_ctx(p);
+	struct sis_task_ctx *tctx = task_ctx(p), *pctx;
 
-	if (tctx && tctx->forked && task_ctx(parent)) {
-		task_set_dsq_vtime(p, vtime_charged(parent, now_ns()));
-		return;
+	/* A key gap from a queue it left with the class would come off the new vtime. */
+	if (tctx)
+		tctx->key_gap = 0;
+	if (tctx && tctx->forked) {
+		pctx = task_ctx(parent);
+		if (pctx) {
+			task_set_dsq_vtime(p, vtime_charged(parent, pctx, now_ns()));
+			return;
+		}
 	}
 	task_set_dsq_vtime(p, cpu_vtime_now(task_cpu(p)));
 }

@@ -228,7 +228,7 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 	/* @prev is still runnable: it counts beside what waits here. */
 	cctx->pull_queued = dsq_nr_queued(cpu_dsq(cpu)) + 1;
 	cctx->pull_bound_run = tun_slice_ns(t) / 2;
-	next = vtime_charged(prev, now);
+	next = vtime_charged(prev, task_ctx(prev), now);
 	if (head_vtime(cpu_dsq(cpu), &own) && time_before(own, next))
 		next = own;
 	return pull_owed(cpu, llc, now, next);

@@ -125,11 +125,13 @@ static __always_inline void task_key_strip(struct task_struct *p, struct sis_tas
 	tctx->key_gap = 0;
 }
 
-/* @p's vtime at @now, including the run it is in the middle of (charged only at stopping). */
-static __always_inline u64 vtime_charged(struct task_struct *p, u64 now)
+/*
+ * @p's vtime at @now, including the run it is in the middle of (charged only
+ * at stopping). @tctx is @p's context, looked up by the caller, who needs it too.
+ */
+static __always_inline u64 vtime_charged(struct task_struct *p, const struct sis_task_ctx *tctx,
+					 u64 now)
 {
-	struct sis_task_ctx *tctx = task_ctx(p);
-
 	if (!tctx)
 		return p->scx.dsq_vtime;
 	return vtime_after_run(p->scx.dsq_vtime, p->scx.weight, tctx->running_at, now);

@@ -1,7 +1,14 @@
-//! latency.sh's verdicts: under a hackbench loop, what a woken task (cyclictest, ten 50 ms
-//! sleeps) waits under scx_sis, held against EEVDF's in the same boot, median of the rounds; a fork
-//! storm does not starve busy tasks; the wait histogram shows the wait in `monitor` without a
-//! benchmark.
+//! latency.sh's verdicts: under a hackbench loop, what a woken task (cyclictest's thread, ten
+//! 50 ms sleeps) waits under scx_sis, held against EEVDF's in the same boot, median of the rounds;
+//! a fork storm does not starve busy tasks; the wait histogram shows the wait in `monitor` without
+//! a benchmark.
+//!
+//! cyclictest's thread is judged by what the kernel counts it waited runnable per run
+//! (schedstat's run_delay), not by cyclictest's own latency. Under TCG, most of that latency is
+//! the timer interrupt's delivery to a busy vCPU: a SCHED_FIFO cyclictest, which the RT class runs
+//! at once under any sched_ext scheduler, reads about as late under scx_sis as the SCHED_OTHER
+//! one, and 2-3x EEVDF's (docs/bench/cyclictest-under-tcg.md). Its latencies are shown beside the
+//! wait.
 
 use crate::harness::GuestRun;
 use crate::records::{llc_sum, round, Kv, Verdicts};
@@ -37,7 +44,10 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         !rounds.is_empty()
             && rounds.iter().all(|k| {
                 k.n::<i64>("crc") == 0
+                    && k.n::<i64>("fifo_rc") == 0
                     && k.opt::<i64>("n").unwrap_or(0) > 0
+                    && k.opt::<i64>("fifo_n").unwrap_or(0) > 0
+                    && k.opt::<i64>("runs").unwrap_or(0) > 0
                     && k.n::<i64>("spawn_rc") == 0
                     && k.n::<i64>("hb_alive") == 1
             })
@@ -46,7 +56,8 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         "probes_complete",
         complete(&eevdf) && complete(&sis) && eevdf.len() == sis.len(),
         format!(
-            "{} EEVDF and {} scx_sis rounds: cyclictest and the spawn rc=0, hackbench ran throughout",
+            "{} EEVDF and {} scx_sis rounds: both cyclictests and the spawn rc=0, their thread's \
+             schedstat read, hackbench ran throughout",
             eevdf.len(),
             sis.len()
         ),
@@ -58,11 +69,22 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         return;
     }
 
+    // cyclictest's thread's wait per run, from the kernel's schedstat (us).
+    let wait_per_run = |k: &Kv| Some(k.opt::<f64>("wait_ns")? / k.opt::<f64>("runs")? / 1000.0);
+    let sleeps = |k: &Kv| k.opt::<f64>("sleeps_cs");
     // Each probe against EEVDF's: the medians, their ratio and the check.
-    for (check, key, what) in [("ten_sleeps", "sleeps_cs", "ten 50 ms sleeps in a row, cs")] {
-        let (e, s) = (side_median(&eevdf, key), side_median(&sis, key));
-        let (Some(e), Some(s)) = (e, s) else {
-            v.fail(check, format!("{what}: no {key} in some round"));
+    let probes: [(&str, &str, &dyn Fn(&Kv) -> Option<f64>); 2] = [
+        (
+            "cyclictest_wait",
+            "cyclictest's thread, waited runnable per run (schedstat), us",
+            &wait_per_run,
+        ),
+        ("ten_sleeps", "ten 50 ms sleeps in a row, cs", &sleeps),
+    ];
+    for (check, what, value) in probes {
+        let of = |rounds: &[Kv]| median(rounds.iter().filter_map(value).collect());
+        let (Some(e), Some(s)) = (of(&eevdf), of(&sis)) else {
+            v.fail(check, format!("{what}: missing in some round"));
             continue;
         };
         let ratio = if e > 0.0 { s / e } else { f64::INFINITY };
@@ -76,20 +98,15 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
             ),
         );
     }
-    // Measured, not judged yet: a new process, and cyclictest's average and p99, which scx_sis
-    // does not yet hold within 1.5x EEVDF's on every run (average 1.33-1.66x, p99 1.1-2.1x over
-    // four runs on 6.12.117 and 7.3.4); the bench holds them with intervals.
+    // Shown, not judged: a new process (its start depends on where in the load it lands), and
+    // cyclictest's own latencies beside the SCHED_FIFO control's, whose gap to EEVDF's is the
+    // timer's delivery under TCG (above).
     let m = |rounds: &[Kv], key: &str| side_median(rounds, key).unwrap_or(0.0);
-    v.lines.push(format!(
-        "SIS-TABLE latency spawn_cs eevdf={:.0} sis={:.0} cyclictest_avg_us eevdf={:.0} sis={:.0} \
-         cyclictest_p99_us eevdf={:.0} sis={:.0}",
-        m(&eevdf, "spawn_cs"),
-        m(&sis, "spawn_cs"),
-        m(&eevdf, "avg"),
-        m(&sis, "avg"),
-        m(&eevdf, "p99"),
-        m(&sis, "p99"),
-    ));
+    let mut table = String::from("SIS-TABLE latency");
+    for key in ["spawn_cs", "avg", "p99", "fifo_avg", "fifo_p99"] {
+        table += &format!(" {key} eevdf={:.0} sis={:.0}", m(&eevdf, key), m(&sis, key));
+    }
+    v.lines.push(table);
 
     // A fork storm cannot starve the tasks already there: the busy loops keep at least half the
     // share of the machine they keep under EEVDF beside the same storm.

@@ -2,7 +2,10 @@
 # Latency for the woken and the new, against EEVDF in the same boot: under a hackbench loop that
 # keeps every CPU busy, cyclictest (SCHED_OTHER), ten 50 ms sleeps in a row and a new process
 # (`scx_sis --version`, a fork and exec of a binary of some 10 MB); in the first round, a fork
-# storm beside busy loops. Rounds alternate which side runs first, so a drift over the boot falls
+# storm beside busy loops. Beside cyclictest's own latency, the kernel's account of what its
+# thread waited runnable (schedstat's run_delay, the same code under EEVDF and sched_ext), and a
+# SCHED_FIFO cyclictest, which no sched_ext scheduler schedules: its latency is the timer's
+# delivery plus an RT switch, the part of cyclictest's reading a placement cannot change. Rounds alternate which side runs first, so a drift over the boot falls
 # on both. tests/vm/latency.rs judges the records.
 # Env: SIS_LAT_ROUNDS (default 3), SIS_LAT_LOOPS (cyclictest loops, default 300),
 #      SIS_HACKBENCH_ARGS (the background load: one run that outlasts the probes and is killed
@@ -14,8 +17,41 @@ loops=${SIS_LAT_LOOPS:-300}
 hb_args=${SIS_HACKBENCH_ARGS:--g 2 -T -l 1000000}
 guest_open
 
+# cyclic [-p PRIO]: cyclictest, one thread, $loops loops of 10 ms, its output in /tmp/cyc.out;
+# killed after 300 s. Sets CYC_RC, and CYC_WAIT to "wait_ns=N runs=N" from its measuring thread's
+# /proc schedstat (run_delay, the time it waited runnable, and its runs), last read while it ran:
+# the thread's numbers go with it when it exits. -v prints one line per loop: "thread: loop:
+# latency-us". Without -p: SCHED_OTHER, as a user's task.
+cyclic() {
+  cyclictest -m -q -v -i 10000 -l "$loops" -t 1 "$@" >/tmp/cyc.out 2>&1 &
+  _cp=$!
+  _c0=$(now_cs)
+  CYC_WAIT=
+  while kill -0 "$_cp" 2>/dev/null && [ $(($(now_cs) - _c0)) -lt 30000 ]; do
+    for _f in /proc/"$_cp"/task/*/schedstat; do
+      [ "$_f" = "/proc/$_cp/task/$_cp/schedstat" ] && continue
+      # shellcheck disable=SC2034  # _ran: the first field, not used
+      read -r _ran _delay _runs <"$_f" 2>/dev/null && CYC_WAIT="wait_ns=$_delay runs=$_runs"
+    done
+    sleep 0.5
+  done
+  kill -KILL "$_cp" 2>/dev/null
+  wait "$_cp"
+  CYC_RC=$?
+}
+
+# cyc_stats PREFIX: cyclictest's n, avg, p99 and max (us) from /tmp/cyc.out, as PREFIXn=.. words.
+cyc_stats() {
+  awk '$1 ~ /^[0-9]+:$/ && $2 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyc.out | sort -n |
+    awk -v p="$1" '{ v[NR] = $1; s += $1 } END {
+      if (NR == 0) { printf "%sn=0", p; exit }
+      i = int(NR * 0.99 + 0.999999); if (i > NR) i = NR
+      printf "%sn=%d %savg=%d %sp99=%d %smax=%d", p, NR, p, s / NR, p, v[i], p, v[NR] }'
+}
+
 # The probes, with the background load already running. Records (kv) lat_SIDE: cyclictest's
-# n, avg, p99 and max (us), the sleeps' and the spawn's wall time (centiseconds), the window's
+# n, avg, p99 and max (us) and its thread's wait (wait_ns, runs), the SCHED_FIFO control's
+# (fifo_n, fifo_avg, ...), the sleeps' and the spawn's wall time (centiseconds), the window's
 # length, and whether hackbench was still running at its end (hb_alive: the load covered it).
 probe() {
   _side=$1
@@ -24,14 +60,12 @@ probe() {
   _hb=$!
   sleep 2
   _w0=$(now_cs)
-  # -v prints one line per loop: "thread: loop: latency-us". No -p: SCHED_OTHER, as a user's task.
-  CAP_OUT=/tmp/cyc.out run_capped 300 cyclictest -m -q -v -i 10000 -l "$loops" -t 1
-  _crc=$?
-  _cyc=$(awk '$1 ~ /^[0-9]+:$/ && $2 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyc.out | sort -n |
-    awk '{ v[NR] = $1; s += $1 } END {
-      if (NR == 0) { print "n=0"; exit }
-      i = int(NR * 0.99 + 0.999999); if (i > NR) i = NR
-      printf "n=%d avg=%d p99=%d max=%d", NR, s / NR, v[i], v[NR] }')
+  cyclic
+  _crc=$CYC_RC
+  _cyc="$(cyc_stats '') ${CYC_WAIT:-wait_ns=0 runs=0}"
+  cyclic -p 99
+  _fcrc=$CYC_RC
+  _fifo=$(cyc_stats fifo_)
   _t0=$(now_cs)
   _i=0
   while [ $_i -lt 10 ]; do
@@ -48,7 +82,7 @@ probe() {
   # hackbench -T is one process: its threads go with it.
   kill -KILL "$_hb" 2>/dev/null
   wait "$_hb" 2>/dev/null
-  rec kv "lat_$_side" "round=$_round crc=$_crc $_cyc sleeps_cs=$_sleeps spawn_cs=$_spawn spawn_rc=$_src hb_alive=$_alive window_cs=$((_w1 - _w0))"
+  rec kv "lat_$_side" "round=$_round crc=$_crc $_cyc fifo_rc=$_fcrc $_fifo sleeps_cs=$_sleeps spawn_cs=$_spawn spawn_rc=$_src hb_alive=$_alive window_cs=$((_w1 - _w0))"
 }
 
 # A fork storm beside tasks already running: 8 busy loops, one per CPU, while stress-ng forks
