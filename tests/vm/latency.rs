@@ -32,6 +32,9 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     })
 }
 
+/// A judged probe: its check's name, what it measures, and its value in one round's record.
+type Probe<'a> = (&'a str, &'a str, &'a dyn Fn(&Kv) -> Option<f64>);
+
 /// The median of `key` over one side's rounds.
 fn side_median(rounds: &[Kv], key: &str) -> Option<f64> {
     median(rounds.iter().filter_map(|k| k.opt::<f64>(key)).collect())
@@ -73,7 +76,7 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let wait_per_run = |k: &Kv| Some(k.opt::<f64>("wait_ns")? / k.opt::<f64>("runs")? / 1000.0);
     let sleeps = |k: &Kv| k.opt::<f64>("sleeps_cs");
     // Each probe against EEVDF's: the medians, their ratio and the check.
-    let probes: [(&str, &str, &dyn Fn(&Kv) -> Option<f64>); 2] = [
+    let probes: [Probe; 2] = [
         (
             "cyclictest_wait",
             "cyclictest's thread, waited runnable per run (schedstat), us",
