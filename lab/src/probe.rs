@@ -84,13 +84,19 @@ pub struct ProbeResult {
     pub background_s: f64,
 }
 
-/// cyclictest's wakeup latencies, in us.
+/// cyclictest's wakeup latencies, in us, and what its thread waited runnable.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     pub samples: u64,
     pub avg_us: f64,
     pub p99_us: f64,
     pub max_us: f64,
+    /// The time cyclictest's measuring thread waited runnable, per run, in us, as the kernel
+    /// counts it (schedstat's run_delay over its runs; the same code under EEVDF and sched_ext):
+    /// the part of a wakeup's latency that a scheduler decides. Under TCG the rest, the timer's
+    /// delivery to a busy vCPU, is most of it (docs/bench/cyclictest-under-tcg.md). 0: not read.
+    #[serde(default)]
+    pub wait_per_run_us: f64,
 }
 
 /// The median of `v` (the mean of the two middle values for an even count).
@@ -141,6 +147,7 @@ pub fn parse_cyclictest_verbose(text: &str) -> Result<Latency> {
         avg_us: v.iter().sum::<u64>() as f64 / n as f64,
         p99_us: v[rank - 1] as f64,
         max_us: v[n - 1] as f64,
+        wait_per_run_us: 0.0,
     })
 }
 
@@ -222,20 +229,79 @@ fn spawn_in_group(words: &[String]) -> Result<std::process::Child> {
 }
 
 fn run_latency(loops: u32) -> Result<Latency> {
-    let out = Command::new("cyclictest")
+    let mut child = Command::new("cyclictest")
         .args(cyclictest_args(loops))
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .context("failed to start cyclictest (rt-tests)")?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+    let pid = child.id();
+    // Drain the pipes beside the polling below, or a full pipe would stop cyclictest.
+    let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
+        thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as _));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as _));
+    // The measuring thread's counts go with it when it exits: keep the last read before that.
+    let mut wait = None;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        wait = threads_wait(pid).or(wait);
+        thread::sleep(Duration::from_millis(200));
+    };
+    let (out, err) = (out.join(), err.join());
+    let (out, err) = (out.unwrap_or_default(), err.unwrap_or_default());
+    if !status.success() {
         bail!(
-            "cyclictest exited with {}: {}",
-            out.status,
+            "cyclictest exited with {status}: {}",
             err.lines().last().unwrap_or("")
         );
     }
-    parse_cyclictest_verbose(&String::from_utf8_lossy(&out.stdout))
+    let mut l = parse_cyclictest_verbose(&out)?;
+    if let Some((delay_ns, runs)) = wait.filter(|&(_, runs)| runs > 0) {
+        l.wait_per_run_us = delay_ns as f64 / runs as f64 / 1000.0;
+    }
+    Ok(l)
+}
+
+/// A task's /proc schedstat line, "RUN_NS WAIT_NS RUNS": (the time it waited runnable, its runs).
+pub fn parse_schedstat(line: &str) -> Option<(u64, u64)> {
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    match f[..] {
+        [_, wait, runs] => Some((wait, runs)),
+        _ => None,
+    }
+}
+
+/// The threads of process `pid` but its main one, summed: (waited runnable ns, runs). None when
+/// the process or its schedstat (CONFIG_SCHED_INFO) is gone or it has no other thread.
+pub fn threads_wait(pid: u32) -> Option<(u64, u64)> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut sum: Option<(u64, u64)> = None;
+    for e in dir.flatten() {
+        if e.file_name().to_str() == Some(&pid.to_string()) {
+            continue;
+        }
+        let line = std::fs::read_to_string(e.path().join("schedstat")).ok();
+        if let Some((w, r)) = line.as_deref().and_then(parse_schedstat) {
+            let (sw, sr) = sum.unwrap_or((0, 0));
+            sum = Some((sw + w, sr + r));
+        }
+    }
+    sum
 }
 
 /// cyclictest's arguments: one thread, no -p (SCHED_OTHER, as an ordinary woken task), memory
@@ -416,6 +482,42 @@ T: 0 (10129) P: 0 I:1000 C:     20 Min:     30 Act:  115 Avg:   97 Max:     122
         let a = cyclictest_args(300).join(" ");
         assert_eq!(a, "-m -q -v -t 1 -i 10000 -l 300");
         assert!(!a.contains("-p"), "no RT priority: SCHED_OTHER");
+    }
+
+    #[test]
+    fn schedstat_gives_the_wait_and_the_runs() {
+        assert_eq!(
+            parse_schedstat("1026981096 6625994245 351\n"),
+            Some((6625994245, 351))
+        );
+        assert_eq!(parse_schedstat("1 2"), None);
+        assert_eq!(parse_schedstat("a b c"), None);
+    }
+
+    #[test]
+    fn a_threads_wait_is_read_while_it_lives_and_not_its_main_threads() {
+        if !Path::new("/proc/self/schedstat").exists() {
+            eprintln!("skipped: this kernel has no schedstat (CONFIG_SCHED_INFO)");
+            return;
+        }
+        let me = std::process::id();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        // A thread that has run: it slept and woke, so its runs are counted.
+        let t = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            rx.recv().ok();
+        });
+        thread::sleep(Duration::from_millis(100));
+        let (_, runs) = threads_wait(me).expect("the test's threads have schedstat lines");
+        assert!(runs >= 1, "{runs}");
+        tx.send(()).unwrap();
+        t.join().unwrap();
+        // A process with only its main thread gives none.
+        let mut sleeper = Command::new("sleep").arg("5").spawn().unwrap();
+        thread::sleep(Duration::from_millis(100));
+        assert_eq!(threads_wait(sleeper.id()), None);
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
     }
 
     #[test]

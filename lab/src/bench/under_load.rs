@@ -1,6 +1,6 @@
 //! The workloads that measure a wait under load: `scx_sis_lab probe` with a hackbench loop
 //! as its background, started before the probe and killed after it. `latency` is cyclictest's
-//! wakeup latency (avg, p99, max), `spawn` the start of a ~10 MB program (`scx_sis
+//! wakeup latency (avg, p99, max) and the time its thread waited runnable per run, `spawn` the start of a ~10 MB program (`scx_sis
 //! --version`), `sleeps` ten `sleep 0.05` in a row (0.5 s on an idle machine). Each also
 //! shows the hackbench runs the background completed per second (coarse: a run takes 5-15 s
 //! under TCG, so most probes see none end). perf stat counts the probe and its background
@@ -87,6 +87,8 @@ pub fn expected_secs(w: Workload, s: &Sizing) -> f64 {
 pub const AVG: Metric = named("avg us", 0, Better::Lower);
 pub const P99: Metric = named("p99 us", 0, Better::Lower);
 pub const MAX: Metric = named("max us", 0, Better::Lower);
+/// What cyclictest's thread waited runnable per run (the kernel's schedstat).
+pub const WAIT: Metric = named("wait/run us", 0, Better::Lower);
 /// The median start.
 pub const SPAWN: Metric = named("start s", 3, Better::Lower);
 pub const SLEEPS: Metric = named("sleeps s", 2, Better::Lower);
@@ -106,7 +108,7 @@ const fn named(label: &'static str, decimals: usize, better: Better) -> Metric {
 /// no ratio can be taken of (the hackbench workload judges that throughput).
 pub fn scores(w: Workload) -> Vec<Metric> {
     match w {
-        Workload::Latency => vec![AVG, P99],
+        Workload::Latency => vec![WAIT, AVG, P99],
         Workload::Spawn => vec![SPAWN],
         _ => vec![SLEEPS],
     }
@@ -139,6 +141,9 @@ pub fn record(r: &mut RunRecord, stdout: &str) -> Result<()> {
             put(&AVG, l.avg_us);
             put(&P99, l.p99_us);
             put(&MAX, l.max_us);
+            if l.wait_per_run_us > 0.0 {
+                put(&WAIT, l.wait_per_run_us);
+            }
         }
         Workload::Spawn => put(
             &SPAWN,
@@ -225,6 +230,15 @@ mod tests {
                 ("p99 us", 51000.0)
             ]
         );
+        // The thread's wait, when the probe read it (a record from before it did has none).
+        let out = out.replace(
+            "\"max_us\":64000.0",
+            "\"max_us\":64000.0,\"wait_per_run_us\":7056.5",
+        );
+        assert_eq!(
+            WAIT.value(&rec(Workload::Latency, &out).unwrap()),
+            Some(7056.5)
+        );
         let out = "{\"probe\":\"spawn\",\"spawn_s\":[2.5,11.0,2.3],\"background_runs\":1,\
                    \"background_s\":16.0}";
         assert_eq!(SPAWN.value(&rec(Workload::Spawn, out).unwrap()), Some(2.5));
@@ -244,10 +258,19 @@ mod tests {
     #[test]
     fn each_is_judged_by_its_wait_and_shows_the_background() {
         let labels = |v: Vec<Metric>| v.iter().map(|m| m.label).collect::<Vec<_>>();
-        assert_eq!(labels(scores(Workload::Latency)), ["avg us", "p99 us"]);
+        assert_eq!(
+            labels(scores(Workload::Latency)),
+            ["wait/run us", "avg us", "p99 us"]
+        );
         assert_eq!(
             labels(columns(Workload::Latency)),
-            ["avg us", "p99 us", "max us", "hackbench runs/s"]
+            [
+                "wait/run us",
+                "avg us",
+                "p99 us",
+                "max us",
+                "hackbench runs/s"
+            ]
         );
         assert_eq!(labels(scores(Workload::Spawn)), ["start s"]);
         assert_eq!(
