@@ -70,23 +70,41 @@ static __always_inline void slice_share(struct task_struct *p, s32 cpu, struct s
 }
 
 /*
+ * The running task's virtual deadline: the vtime it started at plus the run
+ * it was expected to make (its average, up to a slice), at its weight, as
+ * task_key() keyed it in the queue.
+ */
+static __always_inline u64 curr_deadline(const struct sis_cpu_ctx *cctx,
+					 const struct sis_tunables *t)
+{
+	u64 run = tun_slice_ns(t);
+
+	if (cctx->curr_avg_run < run)
+		run = cctx->curr_avg_run;
+	return cctx->curr_vtime + vtime_charge(run, cctx->curr_weight);
+}
+
+/*
  * EEVDF's wakeup preemption, in vtime: the wakee's virtual deadline (its
  * vtime plus the run it is expected to make, its average up to a slice, at
- * its weight) is earlier than the vtime the running task has reached, so the
- * running task has had more than its share beside the wakee. The running
- * task keeps the CPU for as long as the wakee is expected to hold it, and
- * never less than steal-min (scaled by the pace) unless the wakee's run is
- * shorter: a stream of wakeups cannot have it switch out before it did
- * more work than each wakee will, while a short wakee (a timer's) waits for
- * no more than its own run. A task that can run nowhere else (@p bound: a
- * per-CPU kthread, a pinned or migration-disabled task) preempts as soon as
- * it is earlier in vtime, as no other CPU can take it.
+ * its weight) is earlier than the running task's deadline, or than the vtime
+ * that task has reached if it ran past its deadline. A running task whose
+ * vtime still trails the wakee's (it waited long in a queue) is preempted
+ * for a wakee that asks for less: deadline against deadline, as EEVDF
+ * compares them. The running task keeps the CPU for as long as the wakee is
+ * expected to hold it, and never less than steal-min (scaled by the pace)
+ * unless the wakee's run is shorter: a stream of wakeups cannot have it
+ * switch out before it did more work than each wakee will, while a short
+ * wakee (a timer's) waits for no more than its own run. A task that can run
+ * nowhere else (@p bound: a per-CPU kthread, a pinned or migration-disabled
+ * task) preempts as soon as it is earlier in vtime, as no other CPU can
+ * take it.
  */
 static __always_inline bool wakeup_preempts(struct task_struct *p, struct sis_task_ctx *tctx,
 					    struct sis_cpu_ctx *cctx, u64 vtime, u64 now,
 					    const struct sis_tunables *t)
 {
-	u64 reached = curr_vtime_at(cctx, now), run = tun_slice_ns(t), hold;
+	u64 reached = curr_vtime_at(cctx, now), run = tun_slice_ns(t), hold, deadline;
 
 	if (bound_to_cpu(p))
 		return time_before(vtime, reached);
@@ -99,6 +117,9 @@ static __always_inline bool wakeup_preempts(struct task_struct *p, struct sis_ta
 		hold = run;
 	if (time_since(now, cctx->curr_at) < hold)
 		return false;
+	deadline = curr_deadline(cctx, t);
+	if (time_before(reached, deadline))
+		reached = deadline;
 	return time_before(vtime + vtime_charge(run, p->scx.weight), reached);
 }
 
