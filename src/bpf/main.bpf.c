@@ -12,8 +12,8 @@
  * CPU's local DSQ; any other waits in the DSQ of the CPU it was placed on (or
  * in a wakequeue shard its LLC shares), in order of virtual deadline (vtime
  * plus its expected run) so that nice holds and a short wakee goes first; a
- * wakee whose deadline is earlier than what the running task has reached
- * preempts it, and a slice is shared with the queue (latency.bpf.h).
+ * wakee whose deadline is earlier than the running task's preempts it, and a
+ * slice is shared with the queue (latency.bpf.h).
  * Around placement, work conservation and fairness: a CPU out of work takes
  * from its own queues, then steals inside its LLC, then from other LLCs; a
  * busy CPU's tick wakes an idle CPU when tasks wait behind it; at a slice
