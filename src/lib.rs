@@ -25,3 +25,4 @@ pub mod process;
 
 // Pieces both programs use.
 pub mod chart;
+pub mod verdict;

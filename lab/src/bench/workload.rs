@@ -14,7 +14,7 @@ use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::under_load;
-use super::verdict::Better;
+use scx_sis::verdict::Better;
 
 /// A name that lives as long as the process: a custom workload's or metric's name, made once and
 /// shared by every record that carries it, so that `Workload` stays `Copy` like the built-ins.
