@@ -20,6 +20,9 @@ pub mod stats;
 // The placement trace.
 pub mod trace;
 
+// Live A/B tests of two policies on the running scheduler.
+pub mod ab;
+
 // The programs' edges: command line, exit status, signals, the running instance.
 pub mod process;
 
