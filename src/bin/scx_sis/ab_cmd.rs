@@ -64,7 +64,11 @@ fn options(o: &AbOpts) -> Result<Options> {
 /// One side's flags, split on white space (no policy value holds a space).
 fn side(flags: &str, which: &str) -> Result<PolicyOpts> {
     let words: Vec<String> = flags.split_whitespace().map(String::from).collect();
-    parse_flags(&words).map_err(|e| anyhow!("{which} '{flags}': {e:#}"))
+    parse_flags(&words).map_err(|e| {
+        let e = format!("{e:#}");
+        let what = e.strip_prefix("error: ").unwrap_or(&e);
+        anyhow!("{which} '{flags}': {what}")
+    })
 }
 
 /// The measure --adopt names: --metric's label when it names none, else a measure with a
@@ -100,7 +104,7 @@ mod tests {
         let e = side("--prev-bias maybe", "--b").unwrap_err();
         let msg = format!("{e:#}");
         assert!(msg.starts_with("--b '--prev-bias maybe': "), "{msg}");
-        assert!(msg.contains("maybe"), "{msg}");
+        assert!(msg.contains("maybe") && !msg.contains("error"), "{msg}");
         assert_eq!(msg.lines().count(), 1, "{msg}");
         assert!(side("--no-such-flag 1", "--a").is_err());
         assert_eq!(
