@@ -183,13 +183,13 @@ pub fn run(opts: &Options, stop: Arc<AtomicBool>) -> Result<Report> {
     if tunables::changes(&a, &b).is_empty() {
         eprintln!("ab: A and B are the same tunables: an A/A, which shows the noise floor");
     }
-    let mut stats = instance::connect_stats()?;
+    let mut stats = instance::connect_stats_waiting(STATS_WAIT)?;
     let judged = report::judged(opts.user.as_ref().map(|u| (u.label.as_str(), u.better)));
 
     let total = 2 * opts.rounds;
     let mut windows = Vec::with_capacity(total);
     let mut cut = None;
-    for (i, side) in order::windows(opts.rounds).enumerate() {
+    'windows: for (i, side) in order::windows(opts.rounds).enumerate() {
         if order::switches_before(i) {
             held.set(if side == Side::A { &a } else { &b })?;
             held.mark(side, true)?;
@@ -199,27 +199,29 @@ pub fn run(opts: &Options, stop: Arc<AtomicBool>) -> Result<Report> {
             }
             held.mark(side, false)?;
         }
-        // The first read starts the client's delta window, the second ends it.
-        let measured = stats
-            .read::<Metrics>()
-            .and_then(|_| match held.wait(opts.window, &stop) {
-                Some(c) => Ok(Err(c)),
-                None => stats.read::<Metrics>().map(Ok),
-            });
-        let m = match measured {
-            Ok(Ok(m)) => m,
-            Ok(Err(c)) => {
-                cut = Some(c);
-                break;
-            }
-            // The stats server ends with its instance: a failed read may be a reload.
-            Err(e) => match held.wait(Duration::from_secs(2), &stop) {
-                Some(c) => {
+        let mut failed = 0;
+        let m = loop {
+            match measure(&held, &mut stats, opts.window, &stop) {
+                Ok(Ok(m)) => break m,
+                Ok(Err(c)) => {
                     cut = Some(c);
-                    break;
+                    break 'windows;
                 }
-                None => return Err(e.context("ab: reading the scheduler's counters failed")),
-            },
+                // The stats server ends with its instance, so a failed read may be a reload;
+                // else a daemon starved by the load it schedules: the window is measured again.
+                Err(e) => {
+                    if let Some(c) = held.wait(Duration::from_secs(2), &stop) {
+                        cut = Some(c);
+                        break 'windows;
+                    }
+                    failed += 1;
+                    if failed >= READ_TRIES {
+                        return Err(e.context("ab: reading the scheduler's counters failed"));
+                    }
+                    eprintln!("ab: window {} of {total}: {e:#}; measuring it again", i + 1);
+                    stats = instance::connect_stats_waiting(STATS_WAIT)?;
+                }
+            }
         };
         let user = match &opts.user {
             Some(u) => u
@@ -411,6 +413,28 @@ fn restore_on(before: &sis_tunables) -> Result<Vec<String>> {
         )?;
     }
     Ok(changes)
+}
+
+/// How long a stats request may wait: a daemon starved by a heavy load it schedules answers
+/// late, but its counters are still right, the delta carrying its own interval.
+const STATS_WAIT: Duration = Duration::from_secs(30);
+
+/// How many times in a row a window's counters may fail to come before ab gives up.
+const READ_TRIES: u32 = 3;
+
+/// One window's counters: the first read starts the client's delta window, the second, `window`
+/// later, ends it. Err(cut) when a stop or the scheduler's end came first.
+fn measure(
+    held: &Held,
+    stats: &mut instance::Stats,
+    window: Duration,
+    stop: &AtomicBool,
+) -> Result<Result<Metrics, Cut>> {
+    stats.read::<Metrics>()?;
+    match held.wait(window, stop) {
+        Some(c) => Ok(Err(c)),
+        None => Ok(Ok(stats.read::<Metrics>()?)),
+    }
 }
 
 /// A window's main numbers for the progress line.
