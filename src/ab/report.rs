@@ -205,7 +205,7 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "A: {}\nB: {}",
+            "A: {}; B: {}",
             side(&self.a_flags, "the live tunables"),
             side(&self.b_flags, "the live tunables (an A/A: the noise floor)")
         );
@@ -213,11 +213,11 @@ impl Report {
         // windows really were (the rates are per second of that).
         let measured = median(self.windows.iter().map(|w| w.secs).collect())
             .filter(|s| (s - self.window_s).abs() > 0.2 * self.window_s)
-            .map_or(String::new(), |s| format!(" ({s:.1} s as measured)"));
+            .map_or(String::new(), |s| format!(" ({s:.1} s measured)"));
         let _ = writeln!(
             out,
-            "{} + {} windows of {} s{measured} (A/B in ABBA order), {} s settle after each \
-             switch; each interval {:.1}%, {:.0}% for the table as a whole",
+            "{}+{} windows of {} s{measured} in ABBA order, {} s settle; intervals {:.1}% each, \
+             {:.0}% as a whole",
             self.windows_of(Side::A),
             self.windows_of(Side::B),
             self.window_s,
@@ -384,9 +384,12 @@ mod tests {
             assert!(table.contains(m.label), "{}: {table}", m.label);
         }
         assert!(
-            table.contains("4 + 4 windows of 2 s (1.0 s as measured)"),
+            table.contains("4+4 windows of 2 s (1.0 s measured)"),
             "the windows' counters covered 1 s of the 2 asked for: {table}"
         );
-        assert!(table.contains("A: the live tunables"), "{table}");
+        assert!(
+            table.contains("A: the live tunables; B: --wakeq on"),
+            "{table}"
+        );
     }
 }
