@@ -12,10 +12,12 @@ use scx_sis::ab::user_metric::UserMetric;
 use scx_sis::ab::window::MEASURES;
 use scx_sis::policy::{parse_flags, PolicyOpts};
 use scx_sis::process::exit::Cause;
-use scx_sis::process::shutdown;
+use scx_sis::process::{instance, shutdown};
 
 pub fn run(o: &AbOpts) -> Result<()> {
+    // A bad flag is a usage error for anyone, before root is asked for.
     let opts = options(o)?;
+    instance::require_root()?;
     let stop = shutdown::flag_then_exit(
         "ab: stopping: restoring the tunables from before it (a second Ctrl-C leaves that to the \
          next ab or tune)",

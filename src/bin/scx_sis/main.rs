@@ -247,7 +247,7 @@ fn main() -> ExitCode {
         }),
         Some(Command::Monitor(m)) => monitor(m),
         // Not die_on_broken_pipe: a closed stdout must not end ab before it restores the tunables.
-        Some(Command::Ab(o)) => instance::require_root().and_then(|()| ab_cmd::run(o)),
+        Some(Command::Ab(o)) => ab_cmd::run(o),
         Some(Command::Trace(t)) => {
             // Not flag_or_exit: exiting at a second Ctrl-C would leave the trace switched on.
             instance::require_root()
