@@ -20,8 +20,12 @@ pub mod stats;
 // The placement trace.
 pub mod trace;
 
+// Live A/B tests of two policies on the running scheduler.
+pub mod ab;
+
 // The programs' edges: command line, exit status, signals, the running instance.
 pub mod process;
 
 // Pieces both programs use.
 pub mod chart;
+pub mod verdict;

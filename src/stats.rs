@@ -308,6 +308,12 @@ impl Metrics {
         }
     }
 
+    /// The wait from wakeup (or fork) to running at quantile `q`, every LLC's histogram summed,
+    /// in us.
+    pub fn wait_quantile_us(&self, q: f64) -> f64 {
+        quantile::log2_hist_quantile(&self.summed_hist(|m| &m.wake_wait_hist), q) / 1000.0
+    }
+
     pub fn json(&self) -> Result<String> {
         Ok(serde_json::to_string(self)?)
     }

@@ -194,3 +194,45 @@ fn under_the_journal_an_error_line_carries_priority_err() {
     let err = run(false);
     assert!(err.starts_with("scx_sis: error: "), "{err}");
 }
+
+#[test]
+fn ab_names_a_bad_flag_in_one_line_and_without_a_scheduler_changes_nothing() {
+    let marker = std::path::Path::new("/run/scx_sis/ab.json");
+    let before = marker.exists();
+    let out = scx_sis(&["ab", "--b", "--prev-bias maybe", "--rounds", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--b '--prev-bias maybe'") && err.contains("'maybe'"),
+        "{err}"
+    );
+    // Good flags, but no scx_sis runs here: one line saying so (or that root is needed), and no
+    // marker left behind.
+    let out = scx_sis(&[
+        "ab",
+        "--b",
+        "--prev-bias off",
+        "--window",
+        "1",
+        "--rounds",
+        "2",
+    ]);
+    assert!(
+        matches!(out.status.code(), Some(1) | Some(3)),
+        "{}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no scx_sis instance is running") || err.contains("must run as root"),
+        "{err}"
+    );
+    assert_eq!(
+        marker.exists(),
+        before,
+        "ab left {} behind",
+        marker.display()
+    );
+}

@@ -62,6 +62,16 @@ fn lock_instance() -> Result<InstanceLock> {
     Ok(InstanceLock(file))
 }
 
+/// Whether a daemon holds the instance lock (one runs, or is loading or reloading).
+pub fn instance_running() -> bool {
+    let Ok(file) = File::open(INSTANCE_LOCK) else {
+        return false;
+    };
+    // SAFETY: flock on a file descriptor we own; a shared lock taken is dropped with the file.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+}
+
 /// Fails with "must run as root to {to_do}" unless this process runs as root.
 pub fn require_root(to_do: &str) -> Result<()> {
     // SAFETY: geteuid has no preconditions.

@@ -328,7 +328,9 @@ impl<'a> Scheduler<'a> {
                 if Instant::now() >= due {
                     // On a failed read the line waits for the next poll, which covers the gap.
                     if let Some(now) = stats_reads.track(self.snapshot()) {
-                        println!("{}", now.delta(&last_printed).line());
+                        // While an `scx_sis ab` runs, the line names the side in force.
+                        let ab = crate::ab::marker::stats_tag();
+                        println!("{}{ab}", now.delta(&last_printed).line());
                         last_printed = now.clone();
                         last_good = now;
                         // After a long failing streak, restart the cadence rather than print a

@@ -229,6 +229,19 @@ fn unpin() {
 /// unlink files elsewhere through a symlink, hand `tune` and `trace` maps of their own, or hold
 /// its lock.
 pub fn check_pin_dir(dir: &Path, owner: u32) -> Result<bool> {
+    check_root_dir(dir, owner, PIN_DIR_ROLE)
+}
+
+/// What a pin directory is and holds, for check_root_dir's refusal.
+const PIN_DIR_ROLE: (&str, &str) = (
+    "pin directory",
+    "the scheduler's pins, which root replaces and trusts",
+);
+
+/// `check_pin_dir` for any directory root keeps its own files in; `role` names the directory
+/// and what it holds, for the refusal.
+pub fn check_root_dir(dir: &Path, owner: u32, role: (&str, &str)) -> Result<bool> {
+    let (name, holds) = role;
     let meta = match fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -262,8 +275,8 @@ pub fn check_pin_dir(dir: &Path, owner: u32) -> Result<bool> {
     match what {
         None => Ok(true),
         Some(what) => Err(Cause::UnsafePinDir.error(format!(
-            "refusing the pin directory {}: {what}; it holds the scheduler's pins, which root \
-             replaces and trusts, so it must be root's alone (remove it: rm -r {0})",
+            "refusing the {name} {}: {what}; it holds {holds}, so it must be root's alone \
+             (remove it: rm -r {0})",
             dir.display()
         ))),
     }
@@ -271,7 +284,12 @@ pub fn check_pin_dir(dir: &Path, owner: u32) -> Result<bool> {
 
 /// `dir` as a pin directory root can trust (check_pin_dir), created 0700 when missing.
 fn ensure_pin_dir(dir: &Path, owner: u32) -> Result<()> {
-    if check_pin_dir(dir, owner)? {
+    ensure_root_dir(dir, owner, PIN_DIR_ROLE)
+}
+
+/// `dir` as a directory root can trust (check_root_dir), created 0700 when missing.
+pub fn ensure_root_dir(dir: &Path, owner: u32, role: (&str, &str)) -> Result<()> {
+    if check_root_dir(dir, owner, role)? {
         return Ok(());
     }
     match fs::DirBuilder::new().mode(0o700).create(dir) {
@@ -283,7 +301,7 @@ fn ensure_pin_dir(dir: &Path, owner: u32) -> Result<()> {
                 .with_context(|| format!("failed to create {} (is bpffs mounted?)", dir.display()))
         }
     }
-    if check_pin_dir(dir, owner)? {
+    if check_root_dir(dir, owner, role)? {
         Ok(())
     } else {
         bail!("{} vanished as it was created", dir.display())
@@ -322,6 +340,12 @@ pub fn open_live() -> Result<MapHandle> {
     })
 }
 
+/// The identity of what is pinned at `path` (bpffs gives every pin its own inode), None when
+/// nothing is: a scheduler that reloaded (CPU hotplug, suspend) pins a new map at the same path.
+pub fn pin_identity(path: &str) -> Option<(u64, u64)> {
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
 /// How long `lock_exclusive` waits for another `tune` or `trace` to let go of the lock.
 pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
@@ -340,6 +364,16 @@ pub fn lock_exclusive(dir: &str, wait: Duration) -> Result<fs::File> {
             Err(fs::TryLockError::Error(e)) => {
                 return Err(e).with_context(|| format!("failed to lock {dir}"))
             }
+        }
+        // An ab holds the lock for its whole run, minutes perhaps: no use waiting for it.
+        if let Some(ab) = crate::ab::marker::running().filter(|m| m.pid != std::process::id()) {
+            bail!(
+                "the tunables are held by scx_sis ab (pid {}), which A/B tests them until it \
+                 ends; wait for it, or stop it with kill -INT {} (it restores the tunables from \
+                 before it)",
+                ab.pid,
+                ab.pid
+            );
         }
         let waited = started.elapsed();
         if waited >= wait {

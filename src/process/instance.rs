@@ -40,6 +40,7 @@ pub fn require_root() -> Result<()> {
 pub struct Stats {
     client: StatsClient,
     path: PathBuf,
+    timeout: Duration,
 }
 
 /// A client of the running instance's stats server.
@@ -47,8 +48,18 @@ pub fn connect_stats() -> Result<Stats> {
     connect_stats_at(Path::new(STATS_SOCKET))
 }
 
+/// A client whose requests wait up to `timeout`: for a reader that would rather have a late
+/// answer than none (a delta carries its own interval, so a late one is still right).
+pub fn connect_stats_waiting(timeout: Duration) -> Result<Stats> {
+    connect_stats_within(Path::new(STATS_SOCKET), timeout)
+}
+
 pub fn connect_stats_at(path: &Path) -> Result<Stats> {
-    let ms = STATS_TIMEOUT.as_millis() as u64;
+    connect_stats_within(path, STATS_TIMEOUT)
+}
+
+fn connect_stats_within(path: &Path, timeout: Duration) -> Result<Stats> {
+    let ms = timeout.as_millis() as u64;
     let client = StatsClient::new()
         .set_path(path)
         .connect(Some(ms))
@@ -59,12 +70,13 @@ pub fn connect_stats_at(path: &Path) -> Result<Stats> {
     Ok(Stats {
         client,
         path: path.to_path_buf(),
+        timeout,
     })
 }
 
 impl Stats {
-    /// One stats request ("stats", scx_sis's Metrics or any type of its shape), within
-    /// STATS_TIMEOUT. A server that does not answer in time, or answers with something else,
+    /// One stats request ("stats", scx_sis's Metrics or any type of its shape), within the
+    /// client's timeout (STATS_TIMEOUT unless connect_stats_waiting said otherwise). A server that does not answer in time, or answers with something else,
     /// is named.
     pub fn read<T: DeserializeOwned>(&mut self) -> Result<T> {
         let v: serde_json::Value = self.client.request("stats", vec![]).map_err(|e| {
@@ -73,7 +85,7 @@ impl Stats {
                     "{} did not answer a stats request on {} within {} s{}",
                     server_name(&self.path),
                     self.path.display(),
-                    STATS_TIMEOUT.as_secs(),
+                    self.timeout.as_secs(),
                     stopped_hint(&self.path)
                 )
             } else {

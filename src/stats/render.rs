@@ -69,7 +69,7 @@ impl Metrics {
     }
 
     /// A histogram summed bucket by bucket over the LLCs.
-    fn summed_hist(&self, f: impl Fn(&LlcMetrics) -> &Vec<u64>) -> Vec<u64> {
+    pub(super) fn summed_hist(&self, f: impl Fn(&LlcMetrics) -> &Vec<u64>) -> Vec<u64> {
         let mut hist: Vec<u64> = Vec::new();
         for m in self.llcs.values() {
             let h = f(m);

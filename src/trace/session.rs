@@ -103,13 +103,6 @@ pub struct Capture {
 /// How often the session looks whether its scheduler is still the one pinned (10 drains).
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
-/// The identity of what is pinned at `path` (bpffs gives every pin its own inode), None when
-/// nothing is.
-fn pin_identity(path: &str) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
 /// How often the reader drains the buffer. The scheduler never wakes it (trace.bpf.h), so
 /// this bounds how full the buffer gets: at 10 ms a 8 MiB buffer holds a second's records of
 /// a busy 8-CPU machine many times over.
@@ -123,10 +116,10 @@ pub fn capture(
     started_recording: impl FnOnce(),
 ) -> Result<Capture> {
     opts.filter.validate()?;
-    let pinned = pin_identity(tunables::TUNABLES_PIN);
+    let pinned = tunables::pin_identity(tunables::TUNABLES_PIN);
     let tun = tunables::open_live()?;
     // The pin opened is the one first seen (an instance that reloaded in between is refused).
-    if pinned.is_none() || pin_identity(tunables::TUNABLES_PIN) != pinned {
+    if pinned.is_none() || tunables::pin_identity(tunables::TUNABLES_PIN) != pinned {
         bail!("the scheduler reloaded while the trace started; run it again");
     }
     let ring = MapHandle::from_pinned_path(TRACE_RING_PIN).with_context(|| {
@@ -191,7 +184,7 @@ pub fn capture(
         }
         if watched.elapsed() >= WATCH_EVERY {
             watched = Instant::now();
-            if pin_identity(tunables::TUNABLES_PIN) != pinned {
+            if tunables::pin_identity(tunables::TUNABLES_PIN) != pinned {
                 break End::SchedulerGone;
             }
         }

@@ -92,6 +92,10 @@ vm_test!(foundation_7, "7", "foundation.sh", "2llc-smt", &[], then verifier::jud
 // Live tune + monitor --json, invalid tunes, second instance, SIGKILL and stale pin (~30 s each).
 vm_script!(mod runtime_control, runtime_control_6_12, runtime_control_7, "2llc-smt", &[]);
 
+// scx_sis ab under hackbench: an A/A, the wakequeue against the defaults with a user metric,
+// Ctrl-C and kill -9 in a B window, a CPU hotplug reload in a B window (~5 min each).
+vm_script!(mod ab, ab_6_12, ab_7, "2llc-smt", &[]);
+
 // Wakequeue off / 1 shard / N shards: every task completes, shard books balance, affinity holds,
 // 20 live toggles under hackbench (~2 min each).
 vm_script!(mod wakeq, wakeq_6_12, wakeq_7, "2llc-smt", &[]);

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use super::repeats::{ratio, summarize, Summary};
 use super::run_record::{self, Metric, RunRecord};
-use super::verdict::{Bootstrap, Interval, Verdict, CONFIDENCE, MIN_TRUSTED_RUNS};
 use super::workload::{Custom, Workload, HW_EVENTS};
+use scx_sis::verdict::{self, Bootstrap, Interval, Verdict, CONFIDENCE, MIN_TRUSTED_RUNS};
 
 /// What the report needs besides the records.
 pub struct Meta {
@@ -120,23 +120,17 @@ pub struct CiStatus {
 pub fn ci_status(records: &[RunRecord], meta: &Meta) -> Option<CiStatus> {
     let target_pct = meta.until_ci?;
     let (floor, rows) = verdicts(records, meta);
-    let mut status = CiStatus {
+    let labelled = floor.iter().chain(&rows).map(|r| {
+        let label = format!("{} / {} / {}", r.config, r.workload, r.metric.label);
+        (label, r.interval)
+    });
+    let (widest, widest_pct) = verdict::widest(labelled).unwrap_or((String::new(), 0.0));
+    Some(CiStatus {
         target_pct,
-        widest_pct: 0.0,
-        widest: String::new(),
-        narrow: true,
-    };
-    for r in floor.iter().chain(&rows) {
-        // A comparison without an interval (no runs yet, a zero baseline) cannot narrow.
-        let w = r.interval.map_or(f64::INFINITY, |i| i.width_pct());
-        let w = if w.is_nan() { f64::INFINITY } else { w };
-        if status.widest.is_empty() || w > status.widest_pct {
-            status.widest_pct = w;
-            status.widest = format!("{} / {} / {}", r.config, r.workload, r.metric.label);
-        }
-    }
-    status.narrow = status.widest_pct < target_pct;
-    Some(status)
+        widest_pct,
+        widest,
+        narrow: widest_pct < target_pct,
+    })
 }
 
 fn interval_cells(r: &Row) -> (String, String, String) {
@@ -161,8 +155,8 @@ fn interval_cells(r: &Row) -> (String, String, String) {
 
 fn metric_label(m: &Metric) -> String {
     match m.better {
-        super::verdict::Better::Lower => m.label.to_string(),
-        super::verdict::Better::Higher => format!("{} (higher is better)", m.label),
+        scx_sis::verdict::Better::Lower => m.label.to_string(),
+        scx_sis::verdict::Better::Higher => format!("{} (higher is better)", m.label),
     }
 }
 

@@ -23,7 +23,6 @@ mod runner;
 mod supervise;
 mod switch;
 mod under_load;
-mod verdict;
 mod vm;
 mod workload;
 

@@ -14,7 +14,7 @@ use svg::Document;
 use super::config::BASELINE;
 use super::markdown::{samples, summary, Meta};
 use super::run_record::{self, Metric, RunRecord};
-use super::verdict::{Bootstrap, CONFIDENCE};
+use scx_sis::verdict::{Bootstrap, CONFIDENCE};
 
 pub struct Bar {
     pub label: String,
@@ -108,7 +108,7 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
                     }
                 })
                 .collect();
-            let higher = m.better == super::verdict::Better::Higher;
+            let higher = m.better == scx_sis::verdict::Better::Higher;
             panels.push(Panel {
                 title: format!("{w}: {}", m.label),
                 ylabel: format!(

@@ -50,7 +50,7 @@ fn render(
              better unless a panel says higher\nmigrations and ctx switches: perf stat of the \
              workload's tasks (they carry over from the VM to hardware better than times)",
             meta.baseline,
-            super::verdict::CONFIDENCE * 100.0
+            scx_sis::verdict::CONFIDENCE * 100.0
         );
         plot::ratio_figure(records, meta, caption)
     };

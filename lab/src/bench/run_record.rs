@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::under_load;
-use super::verdict::Better;
 use super::workload::{intern, Custom, Workload};
+use scx_sis::verdict::Better;
 
 /// Guest progress lines on the console.
 pub const PROGRESS: &str = "SIS-BENCH-PROGRESS";

@@ -140,7 +140,6 @@ pub fn run_plan(
 mod tests {
     use super::*;
     use crate::bench::config::resolve;
-    use crate::bench::verdict::tests::runs;
     use crate::bench::workload::Workload;
 
     #[test]
@@ -174,6 +173,17 @@ mod tests {
             max_repeats: Some(max),
             baseline: "eevdf".into(),
         }
+    }
+
+    /// `n` values around `median` with a log-normal spread of `sigma` (about its CV).
+    fn runs(rng: &mut fastrand::Rng, n: usize, median: f64, sigma: f64) -> Vec<f64> {
+        let normal = |rng: &mut fastrand::Rng| {
+            let (u, v) = (1.0 - rng.f64(), rng.f64());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        (0..n)
+            .map(|_| median * (sigma * normal(rng)).exp())
+            .collect()
     }
 
     fn rounds_until_narrow(sigma: f64, repeats: u32, max: u32) -> (u32, Vec<RunRecord>) {

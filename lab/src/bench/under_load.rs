@@ -9,9 +9,9 @@
 use anyhow::{bail, Context, Result};
 
 use super::run_record::{Get, Metric, RunRecord};
-use super::verdict::Better;
 use super::workload::{Sizing, Workload};
 use crate::probe::{median, ProbeResult};
+use scx_sis::verdict::Better;
 
 /// The workloads of this module.
 pub const ALL: &[Workload] = &[Workload::Latency, Workload::Spawn, Workload::Sleeps];

@@ -14,7 +14,7 @@ use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::under_load;
-use super::verdict::Better;
+use scx_sis::verdict::Better;
 
 /// A name that lives as long as the process: a custom workload's or metric's name, made once and
 /// shared by every record that carries it, so that `Workload` stays `Copy` like the built-ins.
@@ -225,9 +225,7 @@ pub fn parse_metric(s: &str) -> Result<(String, NamedMetric)> {
 /// The value `m` finds in `out`: its last match's first group (or the whole match).
 pub fn extract(m: &NamedMetric, out: &str) -> Option<f64> {
     let re = Regex::new(&m.regex).ok()?;
-    let c = re.captures_iter(out).last()?;
-    let text = c.get(1).or_else(|| c.get(0))?.as_str();
-    text.trim().replace(',', "").parse().ok()
+    scx_sis::ab::user_metric::last_number(&re, out)
 }
 
 /// The presets: schbench (Chris Mason's message/worker wakeup benchmark, which prints to

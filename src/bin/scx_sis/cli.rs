@@ -38,6 +38,12 @@ pub enum Command {
     /// a Perfetto trace, a summary of who moved and why, and optionally a picture.
     #[command(args_override_self = true, after_help = scx_sis::process::exit::help())]
     Trace(TraceOpts),
+    /// A/B test two policies live on the running scheduler, under this machine's own load: A
+    /// (the live tunables, or --a's) and B (--b's) take turns in ABBA order, window by window,
+    /// and a table gives B/A on each measure with its interval and a verdict. The tunables from
+    /// before come back at the end, on Ctrl-C or SIGTERM, and when the scheduler reloads.
+    #[command(args_override_self = true, after_help = scx_sis::process::exit::help())]
+    Ab(AbOpts),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -219,6 +225,66 @@ pub struct TraceOpts {
     /// saying so, when it has them. [range: 1..=100000000]
     #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub max_records: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AbOpts {
+    /// B's policy flags, in one argument, applied to the live tunables: --b '--prev-bias off'.
+    /// '' makes B the live tunables: an A/A, the noise floor.
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub b: String,
+
+    /// A's policy flags, in one argument, applied to the live tunables (default: none, the live
+    /// tunables as they are).
+    #[arg(
+        long,
+        value_name = "FLAGS",
+        allow_hyphen_values = true,
+        default_value = ""
+    )]
+    pub a: String,
+
+    /// Seconds each window measures. [range: 0.1..=3600]
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_interval)]
+    pub window: f64,
+
+    /// Windows each side runs (a round is one window of A and one of B); below 5 a side the
+    /// intervals are too narrow to trust. [range: 2..=1000]
+    #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub rounds: u32,
+
+    /// Seconds after each switch that no window measures, while the load adapts to the new
+    /// policy. [range: 0..=3600]
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = parse_settle)]
+    pub settle: f64,
+
+    /// A shell command run at the end of each window; --metric's regex scores its output (its
+    /// last match). Stopped after the window's length (at least 5 s).
+    #[arg(long, value_name = "CMD", requires = "metric")]
+    pub metric_cmd: Option<String>,
+
+    /// The number --metric-cmd prints, as LABEL[:higher|:lower]=REGEX: the last match's first
+    /// group (or the whole match) scores the window; lower is better unless :higher.
+    #[arg(long, value_name = "LABEL[:higher]=REGEX", requires = "metric_cmd")]
+    pub metric: Option<String>,
+
+    /// Print the report as one JSON object (every window's values, the verdicts, the outcome).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Leave B in place at the end if it is better on METRIC with its interval clear of 1
+    /// (METRIC: --metric's label, the default, or a measure's key such as migrations or
+    /// wait_p99_us); otherwise the tunables from before come back.
+    #[arg(long, value_name = "METRIC", num_args = 0..=1, default_missing_value = "")]
+    pub adopt: Option<String>,
+}
+
+fn parse_settle(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=3600.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("{v} is outside 0..=3600 seconds")),
+        Err(_) => Err(format!("'{s}' is not a number")),
+    }
 }
 
 /// A task name as the kernel stores it: 1 to TASK_COMM_LEN - 1 bytes (a longer one matches no
@@ -434,6 +500,59 @@ mod tests {
             assert_ne!(e.kind(), ErrorKind::DisplayHelp);
         }
         assert!(parse(&["trace", "--comm", "fifteen-bytes-x"]).is_ok());
+    }
+
+    #[test]
+    fn ab_takes_each_side_in_one_argument_and_a_metric_with_its_command() {
+        let cli = parse(&[
+            "ab",
+            "--b",
+            "--prev-bias off",
+            "--window",
+            "2",
+            "--rounds",
+            "8",
+        ])
+        .unwrap();
+        let Some(Command::Ab(o)) = cli.command else {
+            panic!("not an ab command")
+        };
+        assert_eq!((o.b.as_str(), o.a.as_str()), ("--prev-bias off", ""));
+        assert_eq!((o.window, o.rounds, o.settle, o.adopt), (2.0, 8, 2.0, None));
+        assert!(parse(&["ab"]).is_err(), "--b is required");
+        assert!(parse(&["ab", "--b", "", "--rounds", "1"]).is_err());
+        assert!(parse(&["ab", "--b", "", "--window", "0"]).is_err());
+        assert!(
+            parse(&["ab", "--b", "", "--metric", "x=1"]).is_err(),
+            "no command"
+        );
+        assert!(
+            parse(&["ab", "--b", "", "--metric-cmd", "true"]).is_err(),
+            "no regex"
+        );
+        let cli = parse(&[
+            "ab",
+            "--b",
+            "",
+            "--metric-cmd",
+            "c",
+            "--metric",
+            "x=1",
+            "--adopt",
+        ]);
+        let Some(Command::Ab(o)) = cli.unwrap().command else {
+            panic!("not an ab command")
+        };
+        assert_eq!(
+            o.adopt.as_deref(),
+            Some(""),
+            "--adopt alone: the user's metric"
+        );
+        let cli = parse(&["ab", "--b", "", "--adopt", "migrations"]).unwrap();
+        let Some(Command::Ab(o)) = cli.command else {
+            panic!("not an ab command")
+        };
+        assert_eq!(o.adopt.as_deref(), Some("migrations"));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! scx_sis: the scheduler and its controls. Without a subcommand it loads the BPF scheduler and
 //! runs it; `tune` changes the running instance's tunables, `monitor` shows its stats, `trace`
-//! records its placement decisions.
+//! records its placement decisions, `ab` A/B tests two policies on it.
 //! The policy core is the library (src/lib.rs); the lab is the scx_sis_lab binary.
 
+mod ab_cmd;
 mod assets;
 mod cli;
 mod monitor;
@@ -20,7 +21,8 @@ use scx_sis::load::scheduler::{Outcome, Scheduler, OPS_NAME};
 use scx_sis::process::exit::Cause;
 use scx_sis::process::instance;
 use scx_sis::{
-    load::features, load::preflight, policy::tunables, process::program, process::shutdown, stats,
+    ab, load::features, load::preflight, policy::tunables, process::program, process::shutdown,
+    stats,
 };
 
 fn run(opts: &RunOpts) -> Result<()> {
@@ -70,11 +72,29 @@ fn run(opts: &RunOpts) -> Result<()> {
         service::status("reloading after the kernel's restart request");
         // The live tunables, so that changes made with `tune` survive the reload; not the
         // trace nor an injected error (tunables::for_reload).
-        restore = sched.tunables().ok().map(|t| tunables::for_reload(&t));
+        restore = reload_tunables(&sched).map(|t| tunables::for_reload(&t));
         reloading = true;
         eprintln!(
             "the kernel asked for a restart (CPU hotplug?): reloading with the live tunables"
         );
+    }
+}
+
+/// The tunables the reloaded instance starts with: the live ones, or, while an `scx_sis ab`
+/// runs (or was killed), those from before it, which it would restore: the reload ends the ab,
+/// and a B left live would outlast it.
+fn reload_tunables(sched: &Scheduler) -> Option<scx_sis::bpf_intf::sis_tunables> {
+    let dir = std::path::Path::new(ab::marker::DIR);
+    match ab::marker::read(dir, 0).and_then(|m| m.map(|m| m.before()).transpose()) {
+        Ok(Some(before)) => {
+            eprintln!("an scx_sis ab was running: reloading with the tunables from before it");
+            Some(before)
+        }
+        Ok(None) => sched.tunables().ok(),
+        Err(e) => {
+            eprintln!("scx_sis: warning: ignoring the ab marker: {e:#}");
+            sched.tunables().ok()
+        }
     }
 }
 
@@ -226,6 +246,8 @@ fn main() -> ExitCode {
             tune::run(t.show, &t.policy)
         }),
         Some(Command::Monitor(m)) => monitor(m),
+        // Not die_on_broken_pipe: a closed stdout must not end ab before it restores the tunables.
+        Some(Command::Ab(o)) => ab_cmd::run(o),
         Some(Command::Trace(t)) => {
             // Not flag_or_exit: exiting at a second Ctrl-C would leave the trace switched on.
             instance::require_root()

@@ -1,7 +1,10 @@
 //! `scx_sis tune`: change the running scheduler's tunables through their pinned map, or show them.
 
+use std::path::Path;
+
 use anyhow::Result;
 
+use scx_sis::ab::marker;
 use scx_sis::bpf_intf::sis_tunables;
 use scx_sis::policy::tunables;
 use scx_sis::policy::PolicyOpts;
@@ -13,6 +16,10 @@ pub fn run(show: bool, p: &PolicyOpts) -> Result<()> {
     // Two tunes at once would each write back what they read and lose the other's change.
     // flock on the pin directory (bpffs supports it) needs no lock file to create or leave.
     let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
+    // An `scx_sis ab` killed mid-run left B's tunables live and its marker: put back A's first.
+    if let Some(line) = marker::repair(&map, Path::new(marker::DIR), 0)? {
+        eprintln!("{line}");
+    }
     let old = tunables::read(&map)?;
     if show {
         for (k, v) in tunables::fields(&old) {

@@ -1,6 +1,7 @@
-//! Verdicts with their uncertainty: a configuration's median over the baseline's, with a
-//! bootstrap confidence interval, and what that interval lets one say (better, worse, or no
-//! difference this noise could reveal, with the smallest one it could have).
+//! Verdicts with their uncertainty: one side's median over the other's, with a bootstrap
+//! confidence interval, and what that interval lets one say (better, worse, or no difference
+//! this noise could reveal, with the smallest one it could have). The lab's bench judges its
+//! configurations with it, and `scx_sis ab` its two live policies.
 //!
 //! The interval is a percentile bootstrap of the ratio of medians: both sides are resampled
 //! independently (their repeats are separate runs), the ratio of the two resampled medians is
@@ -8,19 +9,22 @@
 //! generator is seeded, so the same records always give the same report (a `--render` of a
 //! finished run reprints the same intervals).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The confidence of every interval unless the caller asks otherwise.
 pub const CONFIDENCE: f64 = 0.95;
 /// Below this many runs a side, the percentile bootstrap of a median undercovers: its intervals
 /// hold the true ratio less often than their confidence says (the coverage test below checks 5).
 pub const MIN_TRUSTED_RUNS: usize = 5;
-/// Bootstrap resamples per interval: the 2.5% tail holds 50 of them, enough for a stable bound.
+/// Bootstrap resamples per interval at 95%: the 2.5% tail holds 50 of them, enough for a stable
+/// bound. A higher confidence takes more, so that its thinner tail still holds as many.
 const RESAMPLES: usize = 2000;
-const SEED: u64 = 0x5c5_b007;
+const TAIL_RESAMPLES: f64 = 50.0;
+/// The generator's seed: the same samples always give the same intervals.
+pub const SEED: u64 = 0x5c5_b007;
 
 /// Which way a metric improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Better {
     Lower,
@@ -28,7 +32,7 @@ pub enum Better {
 }
 
 /// The ratio of medians (other / base) and its bootstrap interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub ratio: f64,
     pub lo: f64,
@@ -89,8 +93,23 @@ impl Verdict {
     }
 }
 
+/// The widest of `intervals` (a missing one, no sample yet or a zero base, is unbounded) in
+/// percent of its ratio, with its key: what a loop that runs until every interval is narrower
+/// than a target (the bench's `--until-ci`) compares. None when there is none.
+pub fn widest<K>(intervals: impl IntoIterator<Item = (K, Option<Interval>)>) -> Option<(K, f64)> {
+    let mut widest: Option<(K, f64)> = None;
+    for (key, i) in intervals {
+        let w = i.map_or(f64::INFINITY, |i| i.width_pct());
+        let w = if w.is_nan() { f64::INFINITY } else { w };
+        if widest.as_ref().is_none_or(|(_, most)| w > *most) {
+            widest = Some((key, w));
+        }
+    }
+    widest
+}
+
 /// The median of `v`, which it sorts.
-fn median_of(v: &mut [f64]) -> f64 {
+pub fn median_of(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {
@@ -108,6 +127,7 @@ fn finite(v: &[f64]) -> Vec<f64> {
 pub struct Bootstrap {
     rng: fastrand::Rng,
     confidence: f64,
+    resamples: usize,
 }
 
 impl Default for Bootstrap {
@@ -118,10 +138,16 @@ impl Default for Bootstrap {
 
 impl Bootstrap {
     pub fn new(confidence: f64, seed: u64) -> Self {
+        let tail = (1.0 - confidence) / 2.0;
         Bootstrap {
             rng: fastrand::Rng::with_seed(seed),
             confidence,
+            resamples: RESAMPLES.max((TAIL_RESAMPLES / tail).ceil() as usize),
         }
+    }
+
+    pub fn confidence(&self) -> f64 {
+        self.confidence
     }
 
     fn resampled_median(&mut self, v: &[f64], scratch: &mut Vec<f64>) -> f64 {
@@ -142,7 +168,8 @@ impl Bootstrap {
             return None;
         }
         let mut scratch = Vec::with_capacity(a.len().max(b.len()));
-        let mut ratios: Vec<f64> = (0..RESAMPLES)
+        let resamples = self.resamples;
+        let mut ratios: Vec<f64> = (0..resamples)
             .map(|_| {
                 let ra = self.resampled_median(&a, &mut scratch);
                 let rb = self.resampled_median(&b, &mut scratch);
@@ -156,7 +183,7 @@ impl Bootstrap {
             .collect();
         ratios.sort_by(f64::total_cmp);
         let tail = (1.0 - self.confidence) / 2.0;
-        let at = |q: f64| ratios[((q * RESAMPLES as f64) as usize).min(RESAMPLES - 1)];
+        let at = |q: f64| ratios[((q * resamples as f64) as usize).min(resamples - 1)];
         Some(Interval {
             ratio: mb / ma,
             lo: at(tail),
@@ -168,7 +195,7 @@ impl Bootstrap {
 }
 
 #[cfg(test)]
-pub mod tests {
+mod tests {
     use super::*;
 
     /// A standard normal draw from two uniforms (Box-Muller).
@@ -286,5 +313,35 @@ pub mod tests {
             Bootstrap::default().ratio(&[1.0, 2.0, 3.0], &[2.0, 3.0, 5.0]),
             "seeded: the same records give the same interval"
         );
+    }
+
+    #[test]
+    fn the_widest_interval_is_found_and_a_missing_one_is_unbounded() {
+        let i = |lo: f64, hi: f64| Interval {
+            ratio: 1.0,
+            lo,
+            hi,
+            n_base: 5,
+            n: 5,
+        };
+        let (key, pct) = widest([("a", Some(i(0.9, 1.1))), ("b", Some(i(0.8, 1.3)))]).unwrap();
+        assert_eq!(key, "b");
+        assert!((pct - 50.0).abs() < 1e-9, "{pct}");
+        let (key, pct) = widest([("a", Some(i(0.9, 1.1))), ("none", None)]).unwrap();
+        assert_eq!((key, pct), ("none", f64::INFINITY));
+        assert!(widest(Vec::<(&str, Option<Interval>)>::new()).is_none());
+    }
+
+    #[test]
+    fn a_higher_confidence_gives_a_wider_interval_with_as_many_resamples_in_its_tail() {
+        let mut data = fastrand::Rng::with_seed(5);
+        let a = runs(&mut data, 8, 10.0, 0.1);
+        let b = runs(&mut data, 8, 10.0, 0.1);
+        let i95 = Bootstrap::default().ratio(&a, &b).unwrap();
+        let mut strict = Bootstrap::new(0.995, SEED);
+        assert!(strict.resamples >= 20_000, "{}", strict.resamples);
+        let i995 = strict.ratio(&a, &b).unwrap();
+        assert!(i995.lo <= i95.lo && i995.hi >= i95.hi, "{i95:?} {i995:?}");
+        assert_eq!(i95.ratio, i995.ratio);
     }
 }
