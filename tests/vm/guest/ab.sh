@@ -11,12 +11,6 @@ MARK=/run/scx_sis/ab.json
 HB_LOG=/tmp/hb.log
 AB_OUT=/tmp/ab.out
 AB_ERR=/tmp/ab.err
-TUNE_OUT=/tmp/tune.out
-TUNE_ERR=/tmp/tune.err
-tune() {
-  CAP_OUT=$TUNE_OUT CAP_ERR=$TUNE_ERR run_capped 30 /bin/scx_sis tune "$@"
-  TUNE_RC=$?
-}
 oneline() { tr '\n' '|' <"$1" | cut -c1-400; }
 # shown NAME: tune --show's values into /tmp/show.NAME (every line, the generation's too, into
 # /tmp/show.NAME.gen: every write raises the generation, so a restore is judged on the values).
@@ -50,12 +44,8 @@ wait_side() {
 }
 # ab_wait SECS: wait for the background ab (SIGKILL after SECS); AB_RC.
 ab_wait() {
-  (sleep "$1"; kill -KILL "$AB_PID" 2>/dev/null) &
-  _aw=$!
-  wait "$AB_PID"
-  AB_RC=$?
-  kill "$_aw" 2>/dev/null
-  wait "$_aw" 2>/dev/null
+  rel_wait_exit "$AB_PID" "$1"
+  AB_RC=$REL_RC
 }
 
 guest_open

@@ -411,6 +411,15 @@ run_capped() {
   return $_crc
 }
 
+# tune ARGS...: `scx_sis tune ARGS`, SIGKILLed after 30 s; sets TUNE_RC, its stdout in $TUNE_OUT and
+# its stderr in $TUNE_ERR.
+TUNE_OUT=/tmp/tune.out
+TUNE_ERR=/tmp/tune.err
+tune() {
+  CAP_OUT=$TUNE_OUT CAP_ERR=$TUNE_ERR run_capped 30 /bin/scx_sis tune "$@"
+  TUNE_RC=$?
+}
+
 # wait_log TEXT SECS: poll until the scheduler log contains TEXT (fixed string); 1 on timeout.
 wait_log() {
   _deadline=$(($(now_cs) + $2 * 100))

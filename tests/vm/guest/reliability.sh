@@ -57,12 +57,6 @@ info "per-CPU kthreads to watch: $(echo "$KTHREADS" | wc -w)"
 # A user without privileges for the "not root" checks (the initramfs has only root).
 nobody_usable
 
-TUNE_OUT=/tmp/tune.out
-TUNE_ERR=/tmp/tune.err
-tune() {
-  CAP_OUT=$TUNE_OUT CAP_ERR=$TUNE_ERR run_capped 30 /bin/scx_sis tune "$@"
-  TUNE_RC=$?
-}
 # sched_start ARGS...: start_sched with every stage on (FEATURES) and ARGS, after keeping the
 # previous daemon's log as /tmp/sched.N.log (start_sched truncates it). A 256 KB exit dump (the
 # kernel's default is 32 KB) so that an ejection shows every CPU's queues.

@@ -25,13 +25,6 @@ sample() {
   rec_mon "$1" /tmp/mon.err
 }
 
-# tune ARGS...: `scx_sis tune ARGS`; sets TUNE_RC, TUNE_OUT (stdout), TUNE_ERR (stderr) files.
-TUNE_OUT=/tmp/tune.out
-TUNE_ERR=/tmp/tune.err
-tune() {
-  CAP_OUT=$TUNE_OUT CAP_ERR=$TUNE_ERR run_capped 30 /bin/scx_sis tune "$@"
-  TUNE_RC=$?
-}
 oneline() { tr '\n' '|' <"$1" | cut -c1-300; }
 
 # --------------------------------------------------------------------------- start + workload
