@@ -1,5 +1,6 @@
 //! Reading and writing the tunables map without a torn copy: two copies, each guarded by its own
-//! sequence count, which BPF reads with tun_snapshot() (src/bpf/tunables.bpf.h).
+//! sequence count. The protocol is stated once, at struct sis_tunables in src/bpf/intf.h; BPF's
+//! reader is tun_snapshot() in src/bpf/tunables.bpf.h.
 
 use std::time::Duration;
 
@@ -11,18 +12,18 @@ use crate::bpf_intf::sis_tunables;
 // SAFETY: a repr(C) struct of integers, valid for any bit pattern.
 unsafe impl plain::Plain for sis_tunables {}
 
-/// The map's two copies of the tunables (struct sis_tunables in intf.h): writers change copy 1,
-/// then copy 0, so that one of them is whole at any moment.
+/// The copies in the order a writer changes them (intf.h).
 const COPIES: [u32; 2] = [1, 0];
 
-/// Set the live tunables to `t` (its `seq` is the writer's to choose). Each copy is changed in
-/// three steps, so that a reader never takes a copy half written (BPF's tun_snapshot(), read()):
-/// its count odd with the old values, the new values, its count even again. One writer at a
-/// time: `tune` and `trace` hold the pin directory's lock, and the daemon writes before it pins.
+/// Set the live tunables to `t` (its `seq` is the writer's to choose). The caller must be the
+/// only writer: `tune` and `trace` hold the pin directory's lock, and the daemon writes before it
+/// pins.
 pub fn write(map: &impl MapCore, t: &sis_tunables) -> Result<()> {
     let counts = [read_copy(map, 0)?.seq, read_copy(map, 1)?.seq];
-    // Even and past both: a writer killed half way left its copy odd.
+    // Even and past both, so no reader can take a count from before this write for one after
+    // it; past an odd one too, which a writer killed half way left behind.
     let next = (counts[0].max(counts[1]) | 1) + 1;
+    // Each copy in the three steps of intf.h.
     for key in COPIES {
         let old = read_copy(map, key)?;
         write_copy(
@@ -68,9 +69,8 @@ fn read_copy(map: &impl MapCore, key: u32) -> Result<sis_tunables> {
 /// How long read() waits for a whole copy before it gives up.
 const READ_WAIT: Duration = Duration::from_secs(1);
 
-/// The live tunables, from a whole copy: one read between two of the same copy whose counts
-/// are even and equal, so that no writer changed it meanwhile (a map lookup copies the value
-/// as BPF does, and races a writer the same way).
+/// The live tunables, from a copy that intf.h's test finds whole. A map lookup copies the value
+/// as BPF does and races a writer the same way, so the daemon's reads need the test too.
 pub fn read(map: &impl MapCore) -> Result<sis_tunables> {
     let started = std::time::Instant::now();
     loop {
