@@ -23,7 +23,6 @@ use libbpf_rs::{MapCore, MapFlags};
 
 use crate::bpf_intf::{self, sis_llc_stats};
 use crate::bpf_skel::{types, BpfSkel};
-use crate::load::topology::Layout;
 
 pub const NR_COUNTERS: usize = bpf_intf::sis_counter_SIS_NR_COUNTERS as usize;
 pub const NR_PATHS: usize = bpf_intf::sis_path_SIS_NR_PATHS as usize;
@@ -181,16 +180,22 @@ pub struct LlcCounts {
     pub shards: BTreeMap<u32, ShardCounts>,
 }
 
-/// Every LLC of the running scheduler, by LLC index. Without a mapped `.bss` the gauges read 0
-/// and no shard is listed.
-pub fn read(skel: &BpfSkel<'_>, layout: &Layout) -> Result<Vec<LlcCounts>> {
-    let counters = read_llcs(&skel.maps.llc_stats, layout.llcs.len())?;
+/// Every LLC of the running scheduler, by LLC index. `llcs` gives the CPUs of each LLC, by the
+/// same index, as the scheduler was loaded with them: any such list, the loader's Layout among
+/// them, so that the stats depend on no type of the layer that loads the scheduler. Without a
+/// mapped `.bss` the gauges read 0 and no shard is listed.
+pub fn read(
+    skel: &BpfSkel<'_>,
+    llcs: &(impl AsRef<[Vec<usize>]> + ?Sized),
+) -> Result<Vec<LlcCounts>> {
+    let llcs = llcs.as_ref();
+    let counters = read_llcs(&skel.maps.llc_stats, llcs.len())?;
     let bss = skel.maps.bss_data.as_deref();
     Ok(counters
         .into_iter()
         .enumerate()
         .map(|(llc, counters)| LlcCounts {
-            cpus: layout.llcs[llc].len(),
+            cpus: llcs[llc].len(),
             counters,
             util: bss.map_or(0, |b| b.llc_util[llc]),
             nr_scan: bss.map_or(0, |b| b.llc_nr_scan[llc]),
