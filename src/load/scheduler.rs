@@ -260,7 +260,7 @@ impl<'a> Scheduler<'a> {
 
     /// Cumulative counters of every LLC, as published to stats clients.
     fn snapshot(&self) -> Result<Metrics> {
-        let llcs = counters::read(&self.skel, &self.layout)?;
+        let llcs = counters::read(&self.skel, &self.layout.llcs)?;
         let generation = self.tunables().map(|t| t.generation).unwrap_or(0);
         Ok(Metrics::snapshot(monotonic_us(), generation, &llcs))
     }

@@ -73,13 +73,6 @@ impl Layout {
     }
 }
 
-/// The CPUs of each LLC, by LLC index: what the stats need of the layout (stats::counters::read).
-impl AsRef<[Vec<usize>]> for Layout {
-    fn as_ref(&self) -> &[Vec<usize>] {
-        &self.llcs
-    }
-}
-
 /// Wakequeue shards for an LLC of `cpus` CPUs: one per 4 CPUs. Four CPUs
 /// sharing a DSQ lock contend little (contention grows with the CPUs on one
 /// lock), and the other shards of the LLC are still served when a CPU's own

@@ -181,14 +181,10 @@ pub struct LlcCounts {
 }
 
 /// Every LLC of the running scheduler, by LLC index. `llcs` gives the CPUs of each LLC, by the
-/// same index, as the scheduler was loaded with them: any such list, the loader's Layout among
-/// them, so that the stats depend on no type of the layer that loads the scheduler. Without a
-/// mapped `.bss` the gauges read 0 and no shard is listed.
-pub fn read(
-    skel: &BpfSkel<'_>,
-    llcs: &(impl AsRef<[Vec<usize>]> + ?Sized),
-) -> Result<Vec<LlcCounts>> {
-    let llcs = llcs.as_ref();
+/// same index, as the scheduler was loaded with them: plain data, so that the stats depend on no
+/// type of the layer that loads the scheduler. Without a mapped `.bss` the gauges read 0 and no
+/// shard is listed.
+pub fn read(skel: &BpfSkel<'_>, llcs: &[Vec<usize>]) -> Result<Vec<LlcCounts>> {
     let counters = read_llcs(&skel.maps.llc_stats, llcs.len())?;
     let bss = skel.maps.bss_data.as_deref();
     Ok(counters
