@@ -18,7 +18,7 @@
  * from its own queues, then steals inside its LLC, then from other LLCs; a
  * busy CPU's tick wakes an idle CPU when tasks wait behind it; at a slice
  * end a busy CPU pulls a task owed service from another CPU (pull.bpf.h);
- * work on a CPU an RT or deadline task takes moves on (balance.bpf.h;
+ * work on a CPU an RT or deadline task takes moves on (held_rescue.bpf.h;
  * which CPUs count as held: held.bpf.h).
  * Dispatch's sources and their order: dispatch.bpf.h.
  * The plain preset replaces all of it with the kernel's default pick and
@@ -58,11 +58,12 @@
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
 #include "conserve.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "dispatch.bpf.h"
 #include "held.bpf.h"
+#include "held_rescue.bpf.h"
 #include "latency.bpf.h"
 #include "pace.bpf.h"
 #include "pelt.bpf.h"
@@ -76,6 +77,7 @@
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
+#include "wait.bpf.h"
 #include "wakeq.bpf.h"
 #include "workmask.bpf.h"
 
@@ -390,7 +392,7 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
  * ops.tick: every scheduler tick on a CPU running an ext task (@p); nothing
  * under the plain preset. Work conservation, the way the kernel's nohz
  * balancer kick does it: a busy CPU with tasks waiting behind it wakes an
- * idle CPU, which then steals (wake_stealer(), balance.bpf.h, which leaves
+ * idle CPU, which then steals (wake_stealer(), held_rescue.bpf.h, which leaves
  * this CPU in the stealer's kicked_by, to be looked at first). A tick bounds
  * the wait without undoing the prev-CPU bias on every wakeup. It also looks
  * after the LLC's held CPUs, whose own ticks do not run (rescue_from_held()),
@@ -449,7 +451,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
  * however many other CPUs idle meanwhile.
  * The local DSQ goes back through ops.enqueue (which sends it to idle CPUs),
  * and idle CPUs are woken to steal the CPU's own queue
- * (wake_stealers_for_held(), balance.bpf.h). Until the CPU comes back it
+ * (wake_stealers_for_held(), held_rescue.bpf.h). Until the CPU comes back it
  * counts as held (held.bpf.h): wakeups avoid it, and stealers, pulls and
  * other CPUs' ticks take what waits there.
  *

@@ -32,8 +32,8 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "move.bpf.h"
 #include "stats.bpf.h"
 #include "steal.bpf.h"
@@ -42,6 +42,7 @@
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
+#include "wait.bpf.h"
 #include "workmask.bpf.h"
 
 enum {

@@ -22,8 +22,8 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "held.bpf.h"
 #include "move.bpf.h"
 #include "pace.bpf.h"
@@ -34,6 +34,7 @@
 #include "trace.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
+#include "wait.bpf.h"
 #include "workmask.bpf.h"
 
 enum {
@@ -57,21 +58,6 @@ static __always_inline void idle_avg_update(struct sis_cpu_ctx *cctx, u64 idle)
 	}
 	cctx->avg_idle = cctx->avg_idle - (cctx->avg_idle >> SIS_IDLE_AVG_SHIFT) +
 			 (idle >> SIS_IDLE_AVG_SHIFT);
-}
-
-/*
- * What @cctx's running task is expected to run still: its average run less
- * what it has run. Past its average it is taken to run as long again (a
- * CPU-bound task's average is its slice, and it runs it out).
- */
-static __always_inline u64 curr_remaining(const struct sis_cpu_ctx *cctx, u64 now)
-{
-	u64 ran;
-
-	if (!cctx->running)
-		return 0;
-	ran = time_since(now, cctx->curr_at);
-	return cctx->curr_avg_run > ran ? cctx->curr_avg_run - ran : cctx->curr_avg_run;
 }
 
 /*
@@ -304,29 +290,6 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 	if (victim == kicker)
 		stat_add(s, SIS_CNT_STEAL_KICKER, 1);
 	return llc_of(victim) == llc ? STOLE_LLC : STOLE_REMOTE;
-}
-
-/* @head (NULL: none) has waited in its queue for at least @min. */
-static __always_inline bool head_waited(struct task_struct *head, u64 now, u64 min)
-{
-	struct sis_task_ctx *h = head ? task_ctx(head) : NULL;
-
-	return h && time_since(now, h->queued_at) >= min;
-}
-
-/*
- * Whether a task queued on busy @cpu, behind @nr - 1 others, would wait at
- * least @min for @cpu: what the running task has left, plus a run of the
- * running task's length for each task ahead. Below that, waking a stealer
- * only moves a task that would have run here soon.
- */
-static __always_inline bool wait_exceeds(s32 cpu, u64 nr, u64 now, u64 min)
-{
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
-
-	if (!cctx)
-		return true;
-	return curr_remaining(cctx, now) + (nr ? nr - 1 : 0) * cctx->curr_avg_run >= min;
 }
 
 #endif /* __SIS_STEAL_BPF_H */
