@@ -9,6 +9,7 @@
 
 #include <scx/common.bpf.h>
 #include "calls.bpf.h"
+#include "frame.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "types.bpf.h"
@@ -21,21 +22,17 @@ static __always_inline u64 cpu_dsq(s32 cpu)
 
 /*
  * The vtime of @dsq's first task, for @cpu (the caller's CPU): 1 and the
- * vtime in @cpu's head_vtime, or 0 when the DSQ is empty. Global: before
+ * vtime in @cpu's frame (head_vtime), or 0 when the DSQ is empty. Global: before
  * 7.1 a peek is a DSQ iterator, and the verifier would walk one at every
  * caller.
  */
 __noinline int dsq_head_vtime(u64 dsq, s32 cpu)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
-	struct task_struct *head;
+	struct task_struct *head = dsq_head(dsq);
 
-	if (!cctx)
-		return 0;
-	head = dsq_head(dsq);
 	if (!head)
 		return 0;
-	cctx->head_vtime = head->scx.dsq_vtime;
+	cpu_frame(cpu)->head_vtime = head->scx.dsq_vtime;
 	return 1;
 }
 
@@ -43,14 +40,10 @@ __noinline int dsq_head_vtime(u64 dsq, s32 cpu)
 static __always_inline bool head_vtime(u64 dsq, u64 *vtime)
 {
 	s32 cpu = bpf_get_smp_processor_id();
-	struct sis_cpu_ctx *cctx;
 
 	if (!dsq_head_vtime(dsq, cpu))
 		return false;
-	cctx = cpu_ctx(cpu);
-	if (!cctx)
-		return false;
-	*vtime = cctx->head_vtime;
+	*vtime = cpu_frame(cpu)->head_vtime;
 	return true;
 }
 

@@ -38,22 +38,6 @@ struct sis_cpu_ctx {
 	 * a kick is a reason to look at that CPU now, not at a later idle.
 	 */
 	u32 kicked_by;
-	/* The task a steal or pull judged (its pid, its vtime): the move takes that one only. */
-	s32 judged_pid;
-	u64 judged_vtime;
-	u64 judged_wait; /* how long the task a move took had waited queued */
-	u64 head_vtime;	 /* the vtime dsq_head_vtime() found */
-	u64 steal_cap;	 /* the most a steal this CPU judges asks of a wait (pace.bpf.h) */
-	/*
-	 * The pull this CPU makes (pull.bpf.h): the balance lag, steal-min, its
-	 * own runnable tasks, and the average run from which a running task
-	 * counts as one that stays runnable.
-	 */
-	u64 pull_lag;
-	u64 pull_min;
-	u64 pull_queued;
-	u64 pull_bound_run;
-	u64 pull_limit; /* a pull moves only a task whose vtime is still below this */
 	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
 	u32 went_idle;
 	/* Average length of this CPU's idle periods, ns (0: none seen yet; steal.bpf.h). */
