@@ -12,9 +12,10 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "held.bpf.h"
+#include "held_rescue.bpf.h"
 #include "pull.bpf.h"
 #include "stats.bpf.h"
 #include "steal.bpf.h"

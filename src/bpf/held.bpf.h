@@ -7,7 +7,7 @@
  * ops.cpu_acquire; from 6.19 those are deprecated (they miss events), and the
  * sched_switch tracepoint with a reenqueue callable from anywhere replaces
  * them. The daemon picks one at load; main.bpf.c holds both entry points.
- * (What the held state changes: balance.bpf.h moves the work waiting on a
+ * (What the held state changes: held_rescue.bpf.h moves the work waiting on a
  * held CPU; placement, steals and the tick ask cpu_held().)
  */
 #ifndef __SIS_HELD_BPF_H

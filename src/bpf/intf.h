@@ -143,11 +143,15 @@ struct sis_llc_stats {
  * every decision; writers bump @generation so readers notice changes.
  *
  * The tunables map holds two copies (keys 0 and 1), each with its own @seq:
- * odd while a writer is changing that copy, even when it is whole. Writers
- * (tunables.rs write()) change copy 1, then copy 0, each in three steps: @seq
- * odd with the old values, the new values, @seq even. So one copy is whole at
- * any moment, and a reader that finds @seq even and unchanged across its copy
- * has a whole one (tun_snapshot() in tunables.bpf.h).
+ * odd while a writer is changing that copy, even when it is whole. The writer
+ * (src/policy/tunables/seqlock.rs, write()) changes copy 1, then copy 0, each
+ * in three steps: @seq odd with the old values, the new values, @seq even.
+ * So one copy is whole at any moment, and a reader that finds @seq even and
+ * unchanged across its copy has a whole one (tun_snapshot() in
+ * tunables.bpf.h). Two rules keep that true: one writer at a time (tune and
+ * trace hold the pin directory's lock; the daemon writes before it pins),
+ * and each write's final even @seq is new, past both copies' counts, so a
+ * reader whose two reads straddle a whole write cannot see the same count.
  */
 struct sis_tunables {
 	u64 seq;

@@ -15,8 +15,8 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "pace.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"

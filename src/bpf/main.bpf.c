@@ -18,7 +18,7 @@
  * from its own queues, then steals inside its LLC, then from other LLCs; a
  * busy CPU's tick wakes an idle CPU when tasks wait behind it; at a slice
  * end a busy CPU pulls a task owed service from another CPU (pull.bpf.h);
- * work on a CPU an RT or deadline task takes moves on (balance.bpf.h;
+ * work on a CPU an RT or deadline task takes moves on (held_rescue.bpf.h;
  * which CPUs count as held: held.bpf.h).
  * Dispatch's sources and their order: dispatch.bpf.h.
  * The plain preset replaces all of it with the kernel's default pick and
@@ -41,15 +41,29 @@
  *
  * Each concern lives in its own header, and each header includes what it
  * uses, so the order below does not matter. This file holds the ops and the
- * one timer that runs each concern's periodic work.
+ * one timer that runs each concern's periodic work, each with its contract.
+ *
+ * The ops below are not in the kernel's call order, which is:
+ *   ops.init: DSQs, topology, the timer, which then runs every period;
+ *   per task, ops.init_task (at fork, or at load for each task already
+ *   there), then ops.enable as it enters the ext class;
+ *   at a wakeup, ops.select_cpu (not for a task bound to one CPU), then
+ *   ops.enqueue unless select_cpu inserted the task itself;
+ *   when a CPU needs a task, ops.dispatch; then ops.running as the task
+ *   starts, ops.tick at each tick while it runs, ops.stopping as it stops
+ *   (a task still runnable goes back through ops.enqueue);
+ *   when a higher class takes a CPU and gives it back, ops.cpu_release and
+ *   ops.cpu_acquire, or from 6.19 the sched_switch tracepoint instead;
+ *   ops.exit_task as a task exits or the scheduler unloads; ops.exit last.
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
 #include "conserve.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "dispatch.bpf.h"
 #include "held.bpf.h"
+#include "held_rescue.bpf.h"
 #include "latency.bpf.h"
 #include "pace.bpf.h"
 #include "pelt.bpf.h"
@@ -63,6 +77,7 @@
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
+#include "wait.bpf.h"
 #include "wakeq.bpf.h"
 #include "workmask.bpf.h"
 
@@ -101,6 +116,20 @@ static __always_inline s32 kernel_pick(struct task_struct *p, s32 prev_cpu, u64 
 	return prev_cpu;
 }
 
+/*
+ * ops.select_cpu: @p wakes (or was forked), and may run on more than one
+ * CPU; called on the waker's CPU, before @p is queued. Decides where @p
+ * runs: pick_cpu()'s stages (placement.bpf.h), or the kernel's pick under
+ * the plain preset. A CPU found idle is claimed, and @p goes straight to its
+ * local DSQ (ops.enqueue is then skipped); otherwise ops.enqueue finds @p on
+ * the returned CPU. Writes the wakeup's counters and sampled cost under
+ * prev's LLC (stats.bpf.h), and @p's woken_at and placed_sync
+ * (wake_stamp(), latency.bpf.h), read by ops.enqueue and ops.running.
+ * Invariant: only a CPU claimed idle gets a task in its local DSQ from here.
+ * Steals and pulls take from the CPUs' own DSQs and the shards, never from a
+ * local DSQ, so a task put there behind a busy CPU would wait for it
+ * whatever else idles.
+ */
 s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	/* Filed under prev's LLC: where the wakeup came from, not where the waker runs. */
@@ -293,6 +322,23 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
 		kick_cpu(cpu, SCX_KICK_IDLE);
 }
 
+/*
+ * ops.enqueue: @p is runnable and needs a queue, on the CPU it is on
+ * (task_cpu(), after a wakeup select_cpu's choice): a wakeup select_cpu did
+ * not insert itself, a wakeup of a task bound to one CPU, a slice end, a
+ * requeue after an affinity or priority change, or a held CPU's local DSQ
+ * sent back (SCX_ENQ_REENQ). Decides the queue: the plain preset's FIFO; for
+ * a reenqueue, an idle CPU (rescue_to_idle()); the CPU's wakequeue shard
+ * (wakeq.bpf.h); else the CPU's own DSQ, keyed by virtual deadline
+ * (task_key(), vtime.bpf.h), the only one for a migration-disabled task.
+ * Then whom to kick (wakeup_behind_busy()). Writes @p's vtime,
+ * bounded to the CPU's clock (task_vtime()), key_gap, requeued, slept and
+ * queued_at, and the CPU's work bit (workmask.bpf.h).
+ * Invariants: @p's vtime is freed of the last key's expected run first
+ * (task_key_strip()), or a requeue without a run would add it twice; and an
+ * insert on a CPU with no ext task running kicks it, so no task waits on an
+ * idle CPU that nothing wakes.
+ */
 void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	u64 calls = calls_now();
@@ -301,6 +347,20 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
 	stat_inc_by(SIS_CNT_ENQUEUE_CALLS, calls_now() - calls);
 }
 
+/*
+ * ops.dispatch: @cpu needs a task and its local DSQ is empty: @prev blocked
+ * or its slice ended, or the CPU was idle and woke. A still-runnable @prev
+ * (SCX_TASK_QUEUED) is not back in a queue yet, so it competes with the
+ * queues' heads. Decides where the next task comes from: dispatch_plain()
+ * or dispatch_sis(), whose sources, their order and the summaries that gate
+ * them dispatch.bpf.h lists. Reads and clears @cpu's kicked_by
+ * (take_kicker()): a kick to steal holds for the one dispatch it caused.
+ * Finding nothing, with no @prev to go on, marks the CPU went_idle, for
+ * ops.running's average idle period (steal.bpf.h).
+ * Invariant: an idle CPU with nothing anywhere asks the kernel one thing,
+ * its own DSQ, whatever the machine's size (calls.bpf.h counts it).
+ * The test_inject_error tunable, which only tests set, fails the scheduler.
+ */
 void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
@@ -329,10 +389,17 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 }
 
 /*
- * Work conservation, the way the kernel's nohz balancer kick does it: a busy
- * CPU with tasks waiting behind it wakes an idle CPU, which then steals. A
- * tick bounds the wait without undoing the prev-CPU bias on every wakeup.
- * It also looks after the LLC's held CPUs, whose own ticks do not run.
+ * ops.tick: every scheduler tick on a CPU running an ext task (@p); nothing
+ * under the plain preset. Work conservation, the way the kernel's nohz
+ * balancer kick does it: a busy CPU with tasks waiting behind it wakes an
+ * idle CPU, which then steals (wake_stealer(), held_rescue.bpf.h, which leaves
+ * this CPU in the stealer's kicked_by, to be looked at first). A tick bounds
+ * the wait without undoing the prev-CPU bias on every wakeup. It also looks
+ * after the LLC's held CPUs, whose own ticks do not run (rescue_from_held()),
+ * and sets this CPU's work bit again while work waits (workmask.bpf.h).
+ * Invariant: a head that has waited steal-min (other than a lone task bound
+ * here) gets a stealer at the next tick while any CPU idles, so a wrong wait
+ * estimate cannot leave it waiting for good.
  */
 void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 {
@@ -378,11 +445,13 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 }
 
 /*
- * A higher sched class took @cpu. What waits here would wait until it comes
- * back, however long that is and however many other CPUs idle meanwhile.
+ * ops.cpu_release: a higher sched class (RT, deadline, the migration
+ * stopper) takes @cpu, which runs no ext task until ops.cpu_acquire. What
+ * waits here would wait until it comes back, however long that is and
+ * however many other CPUs idle meanwhile.
  * The local DSQ goes back through ops.enqueue (which sends it to idle CPUs),
  * and idle CPUs are woken to steal the CPU's own queue
- * (wake_stealers_for_held(), balance.bpf.h). Until the CPU comes back it
+ * (wake_stealers_for_held(), held_rescue.bpf.h). Until the CPU comes back it
  * counts as held (held.bpf.h): wakeups avoid it, and stealers, pulls and
  * other CPUs' ticks take what waits there.
  *
@@ -390,6 +459,8 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
  * one release per episode, so a hold that starts with the migration stopper
  * and passes to an RT task is seen only as the stopper's: hold_begin() marks
  * it too, and cpu_held() judges it by its length.
+ * Invariant: nr_held_cpus counts the CPUs marked held (hold_begin(),
+ * hold_end()), so every look for held CPUs costs one read while none is.
  */
 void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 {
@@ -399,6 +470,11 @@ void BPF_STRUCT_OPS(sis_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 	wake_stealers_for_held(cpu);
 }
 
+/*
+ * ops.cpu_acquire: the higher class gave @cpu back (kernels before 6.19). It
+ * no longer counts as held (hold_end(), held.bpf.h): wakeups may choose it
+ * again, and its own dispatch and tick serve its queue.
+ */
 void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 {
 	hold_end(cpu);
@@ -408,12 +484,15 @@ void BPF_STRUCT_OPS(sis_cpu_acquire, s32 cpu, struct scx_cpu_acquire_args *args)
 static bool sis_live;
 
 /*
- * 6.19 and later: every context switch. The daemon enables this program and
- * drops the two ops above where the kernel can reenqueue from anywhere. A
- * switch to prio below MAX_RT_PRIO is one to the RT, deadline or stop class
- * (an ext task boosted by priority inheritance runs in the RT class too); a
- * switch to anything else, an ext task or idle, gives the CPU back. Unlike
- * the ops, it also sees a stopper's hold pass to an RT task.
+ * tp_btf/sched_switch, 6.19 and later: every context switch, of any class,
+ * on the switching CPU. The daemon enables this program and drops the two
+ * ops above where the kernel can reenqueue from anywhere. A switch to prio
+ * below MAX_RT_PRIO is one to the RT, deadline or stop class (an ext task
+ * boosted by priority inheritance runs in the RT class too): a hold begins,
+ * as at ops.cpu_release. A switch to anything else, an ext task or idle,
+ * gives the CPU back, as ops.cpu_acquire. Unlike the ops, it also sees a
+ * stopper's hold pass to an RT task. It may fire before ops.init and after
+ * ops.exit, and does nothing then (sis_live).
  */
 SEC("?tp_btf/sched_switch")
 int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -437,7 +516,21 @@ int BPF_PROG(sis_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	return 0;
 }
 
-/* ops.running and ops.stopping run on the task's CPU: no kfunc needed to learn it. */
+/*
+ * ops.running: @p starts running, on this CPU (ops.running and ops.stopping
+ * run on the task's CPU: no kfunc needed to learn it). For the CPU: the idle
+ * period since its last task stopped goes into avg_idle (steal.bpf.h), or a
+ * back-to-back switch into its pace (pace.bpf.h); its clock catches up with
+ * vclock (vtime_resync(), vtime.bpf.h); its PELT signal closes an idle
+ * stretch; it records the running task (curr_*, read by wakeup preemption
+ * and steals). For @p: its key becomes its vtime again (task_key_strip()),
+ * bounded to this CPU's clock; its slice is shared with the queue
+ * (slice_share(), latency.bpf.h); its wakeup wait, PELT, last_cpu and
+ * wakequeue wait (wakeq_running()) are recorded.
+ * Invariant: the CPU's clock, vtime_now, only moves forward, as CFS's
+ * min_vruntime: task_vtime() bounds tasks against it, and a clock that went
+ * back would hand a woken task credit it did not earn.
+ */
 void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id();
@@ -503,6 +596,19 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	stat_add(s, SIS_CNT_RUN_CALLS, calls_now() - calls);
 }
 
+/*
+ * ops.stopping: @p stops on this CPU: its slice ended or a task preempted it
+ * (@runnable), or it blocks or is dequeued (!@runnable). Charges the run:
+ * vtime_after_run() (vtime.bpf.h) is the one place run time becomes vtime,
+ * at @p's weight; run_avg_update() (task.bpf.h) keeps the average run that
+ * steals, pulls and kicks estimate waits from. Both PELT signals close a
+ * busy stretch; the CPU no longer counts as running, and stopped_at starts
+ * ops.running's idle and pace measures. slept records a block (ops.enqueue
+ * clears it when @p is queued again without a wakeup: a dequeue, no sleep).
+ * Invariant: a CPU's running flag is set exactly between ops.running and
+ * ops.stopping, since wakeup kicks, vclock and the idle-beside-work sample
+ * take a CPU without it for idle.
+ */
 void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 {
 	s32 cpu = bpf_get_smp_processor_id();
@@ -534,13 +640,15 @@ void BPF_STRUCT_OPS(sis_stopping, struct task_struct *p, bool runnable)
 }
 
 /*
- * A task entering the ext class starts at its CPU's clock: no credit, no
- * debt. A forked one starts at its parent's vtime (ops.enable runs in the
- * parent, which is forking): a command started from a shell that mostly
- * sleeps starts as early as the shell would run, and a fork bomb's children
- * start where its parent has got to, so together they can take no more than
- * a few tasks' shares from the tasks already there. task_vtime() bounds it
- * to the clock at its first enqueue.
+ * ops.enable: @p enters the ext class, after ops.init_task: at fork, at
+ * load, or on a change of policy into it. It starts at its CPU's clock
+ * (cpu_vtime_now(), vtime.bpf.h): no credit, no debt. A forked one starts at
+ * its parent's vtime (ops.enable runs in the parent, which is forking): a
+ * command started from a shell that mostly sleeps starts as early as the
+ * shell would run, and a fork bomb's children start where its parent has got
+ * to, so together they can take no more than a few tasks' shares from the
+ * tasks already there. task_vtime() bounds it to the clock at its first
+ * enqueue.
  */
 void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 {
@@ -560,6 +668,16 @@ void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 	task_set_dsq_vtime(p, cpu_vtime_now(task_cpu(p)));
 }
 
+/*
+ * ops.init_task: @p joins the scheduler, at fork (args->fork) or, for each
+ * task already there, at load; before ops.enable, and for tasks of every
+ * class. Creates its context (struct sis_task_ctx in task storage,
+ * task.bpf.h): last_cpu -1 (never ran: ops.enqueue treats it as urgent as a
+ * wakee, task_key() expects half a slice of it), wakeq_slot -1 (in no shard),
+ * forked for ops.enable, avg_run as below. Without memory it fails with
+ * -ENOMEM, and the fork, or the load, fails with it; every op still checks
+ * task_ctx() for NULL.
+ */
 s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct sis_task_ctx *tctx;
@@ -581,7 +699,13 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	return 0;
 }
 
-/* A task that exits while queued in a shard is booked as having left it. */
+/*
+ * ops.exit_task: @p leaves the scheduler, as it exits or the scheduler
+ * unloads; its task storage goes with it. A task still booked in a
+ * wakequeue shard is booked as having left it (wakeq_forget(), wakeq.bpf.h),
+ * or its LLC's llc_wakeq_tasks, which gates every dispatch's look at the
+ * shards, would count it for good.
+ */
 void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
 	struct sis_task_ctx *tctx = task_ctx(p);
@@ -591,15 +715,9 @@ void BPF_STRUCT_OPS(sis_exit_task, struct task_struct *p, struct scx_exit_task_a
 }
 
 /*
- * The scheduler's one timer, every SIS_UTIL period (the tunable). Each
- * concern keeps its periodic work in its own header; the timer runs them in
- * this order, from one snapshot of the tunables:
- *   sis_util_update() (sis_util.bpf.h): LLC utilization and nr_scan;
- *   conservation_sample() (conserve.bpf.h): idle CPUs beside waiting work;
- *   vtime_sample() (vtime.bpf.h): vclock, the busy CPUs' average clock;
- *   wakeq_sample() (wakeq.bpf.h): shard depths and orphaned slots;
- *   work_repair() (workmask.bpf.h) and the plain FIFO's hint (dispatch.bpf.h):
- *   the summaries that gate dispatch, set again where an insert was missed.
+ * The scheduler's one timer. A bpf_timer lives only in a map value: one array
+ * entry holds it. sched_timer_init() arms it from ops.init, and each run of
+ * sched_timerfn() arms it again for the next period.
  */
 struct sis_timer {
 	struct bpf_timer timer;
@@ -612,6 +730,23 @@ struct {
 	__type(value, struct sis_timer);
 } sched_timer SEC(".maps");
 
+/*
+ * The timer's callback: every SIS_UTIL period (the sis_util_period_us
+ * tunable), on whichever CPU the timer fires, in no ops' context. Each
+ * concern keeps its periodic work in its own header; the timer runs them in
+ * this order, from one snapshot of the tunables:
+ *   sis_util_update() (sis_util.bpf.h): LLC utilization and nr_scan;
+ *   conservation_sample() (conserve.bpf.h): idle CPUs beside waiting work;
+ *   vtime_sample() (vtime.bpf.h): vclock, the busy CPUs' average clock;
+ *   wakeq_sample() (wakeq.bpf.h): shard depths and orphaned slots;
+ *   work_repair() (workmask.bpf.h) and the plain FIFO's hint (dispatch.bpf.h):
+ *   the summaries that gate dispatch, set again where an insert was missed;
+ *   under the sis preset, wake_plain_waiters() kicks the idle CPUs of the
+ *   tasks still in the plain FIFO.
+ * Invariant: a summary a clearer got wrong is right again within a period,
+ * also where no tick runs (an idle CPU, the plain preset), so no task waits
+ * for good behind a hint that says its queue is empty.
+ */
 static int sched_timerfn(void *map, int *key, struct bpf_timer *timer)
 {
 	struct sis_tunables t;
@@ -656,6 +791,16 @@ static __always_inline s32 sched_timer_init(void)
 	return bpf_timer_start(&st->timer, tun_timer_period_ns(&t), 0);
 }
 
+/*
+ * ops.init: once, when the scheduler loads, before any task is handed to it
+ * (sleepable). Creates every DSQ the scheduler uses, as none is made later:
+ * each CPU's own (its id is the CPU's, cpu_dsq()), the plain FIFO, and every
+ * wakequeue shard slot of every LLC, since the shard count changes live
+ * (wakeq_init()). Builds the LLC and per-CPU scratch cpumasks from the
+ * topology the daemon wrote before load (topo_init(), topo.bpf.h), and starts
+ * the timer with nr_scan computed at once. A failure is reported with
+ * scx_bpf_error() and fails the load. Sets sis_live last, for the tracepoint.
+ */
 s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 {
 	s32 cpu, err;
@@ -691,6 +836,12 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(sis_init)
 	return 0;
 }
 
+/*
+ * ops.exit: the scheduler unloads, by request or on an error (the kernel's
+ * watchdog, scx_bpf_error()). Stops the tracepoint's work (sis_live) and
+ * records why in uei (UEI_RECORD), which the daemon reads to report the
+ * exit, and whether the kernel asks for a restart.
+ */
 void BPF_STRUCT_OPS(sis_exit, struct scx_exit_info *ei)
 {
 	sis_live = false;

@@ -15,10 +15,10 @@
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "calls.bpf.h"
+#include "frame.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "trace.bpf.h"
-#include "types.bpf.h"
 
 /* @p may move to @cpu now: allowed there and free to migrate. */
 static __always_inline bool movable_to(struct task_struct *p, s32 cpu)
@@ -50,22 +50,20 @@ static __always_inline struct task_struct *first_movable(u64 dsq, s32 cpu)
 /*
  * Move @dsq's first task that @cpu may take to @cpu's local DSQ, if it is
  * still the task judged (@pid). How long it had waited queued goes to
- * @cpu's judged_wait, its vtime to judged_vtime. Traced as @why. The task's moved_at is stamped
- * (pull.bpf.h's churn rule). Global, so that the verifier checks the DSQ
- * iterator once, not at every pull and steal that moves.
+ * @cpu's frame (judged_wait), its vtime to judged_vtime. Traced as @why. The task's moved_at is
+ * stamped (pull.bpf.h's churn rule). Global, so that the verifier checks the DSQ iterator once, not
+ * at every pull and steal that moves.
  */
 __noinline int move_judged(u64 dsq, s32 cpu, s32 pid, u64 now, u32 why)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_cpu_frame *f = cpu_frame(cpu);
 	const struct sis_tunables *t;
 	struct sis_task_ctx *tctx;
 	struct task_struct *p;
 	int moved = 0;
 	s32 from;
 
-	if (!cctx)
-		return 0;
-	cctx->judged_wait = 0;
+	f->judged_wait = 0;
 	calls_loop();
 	bpf_for_each (scx_dsq, p, dsq, 0) {
 		calls_pass();
@@ -78,7 +76,7 @@ __noinline int move_judged(u64 dsq, s32 cpu, s32 pid, u64 now, u32 why)
 		 * been queued again, later in vtime, since it was judged.
 		 */
 		if ((why == SIS_MOVE_PULL || why == SIS_MOVE_PULL_REMOTE) &&
-		    !time_before(p->scx.dsq_vtime, cctx->pull_limit))
+		    !time_before(p->scx.dsq_vtime, f->pull_limit))
 			break;
 		/* Before the move, which makes this CPU the task's. */
 		from = task_cpu(p);
@@ -86,10 +84,10 @@ __noinline int move_judged(u64 dsq, s32 cpu, s32 pid, u64 now, u32 why)
 		moved = scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0);
 		if (!moved)
 			break;
-		cctx->judged_vtime = p->scx.dsq_vtime;
+		f->judged_vtime = p->scx.dsq_vtime;
 		tctx = task_ctx(p);
 		if (tctx) {
-			cctx->judged_wait = now > tctx->queued_at ? now - tctx->queued_at : 0;
+			f->judged_wait = now > tctx->queued_at ? now - tctx->queued_at : 0;
 			tctx->moved_at = now;
 		}
 		t = trace_live();

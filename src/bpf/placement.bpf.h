@@ -9,7 +9,6 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
 #include "held.bpf.h"
 #include "pace.bpf.h"

@@ -32,8 +32,9 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "frame.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "move.bpf.h"
 #include "stats.bpf.h"
 #include "steal.bpf.h"
@@ -42,6 +43,7 @@
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
+#include "wait.bpf.h"
 #include "workmask.bpf.h"
 
 enum {
@@ -64,21 +66,17 @@ static __always_inline u64 runnable_load(s32 victim, u64 bound_run)
 
 /*
  * Whether @victim's first task that @cpu may take may be pulled (the rules
- * above, at the lag and steal-min balance_pull() left in @cpu's context)
- * and trails @limit; its vtime and pid go to @cpu's judged_vtime and
+ * above, at the lag and steal-min balance_pull() left in @cpu's frame)
+ * and trails @limit; its vtime and pid go to the frame's judged_vtime and
  * judged_pid. Global, so that the verifier checks the DSQ iterator once.
  */
 __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_cpu_frame *f = cpu_frame(cpu);
+	u64 lag = f->pull_lag, min = f->pull_min, waited;
 	struct task_struct *head;
 	struct sis_task_ctx *h;
-	u64 waited, lag, min;
 
-	if (!cctx)
-		return 0;
-	lag = cctx->pull_lag;
-	min = cctx->pull_min;
 	if (victim < 0 || victim == cpu || !work_maybe(victim))
 		return 0;
 	head = first_movable(cpu_dsq(victim), cpu);
@@ -93,10 +91,10 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 	/* The task at the head of its queue waits only what the running task has left. */
 	if (!wait_exceeds(victim, 1, now, min))
 		return 0;
-	if (runnable_load(victim, cctx->pull_bound_run) <= cctx->pull_queued)
+	if (runnable_load(victim, f->pull_bound_run) <= f->pull_queued)
 		return 0;
-	cctx->judged_vtime = head->scx.dsq_vtime;
-	cctx->judged_pid = head->pid;
+	f->judged_vtime = head->scx.dsq_vtime;
+	f->judged_pid = head->pid;
 	return 1;
 }
 
@@ -104,28 +102,26 @@ __noinline int pull_judge(s32 cpu, s32 victim, u64 now, u64 limit)
 struct pull_search {
 	s32 cpu;
 	u64 now;
-	u64 lag;
-	u64 min;   /* steal-min */
 	u64 limit; /* a candidate's vtime must be before this */
 	u64 best;  /* the lowest candidate vtime so far */
 	s32 found; /* its CPU, -1 for none */
 	s32 pid;
 };
 
-static __always_inline void pull_consider(struct pull_search *ps, struct sis_cpu_ctx *cctx,
+static __always_inline void pull_consider(struct pull_search *ps, struct sis_cpu_frame *f,
 					  s32 victim)
 {
 	if (!pull_judge(ps->cpu, victim, ps->now, ps->limit))
 		return;
-	if (ps->found >= 0 && !time_before(cctx->judged_vtime, ps->best))
+	if (ps->found >= 0 && !time_before(f->judged_vtime, ps->best))
 		return;
-	ps->best = cctx->judged_vtime;
+	ps->best = f->judged_vtime;
 	ps->found = victim;
-	ps->pid = cctx->judged_pid;
+	ps->pid = f->judged_pid;
 }
 
 /* The CPUs of @llc. */
-static __always_inline void pull_search_llc(struct pull_search *ps, struct sis_cpu_ctx *cctx,
+static __always_inline void pull_search_llc(struct pull_search *ps, struct sis_cpu_frame *f,
 					    u32 llc)
 {
 	u32 n = llc_size(llc), i;
@@ -133,12 +129,12 @@ static __always_inline void pull_search_llc(struct pull_search *ps, struct sis_c
 	calls_loop();
 	bpf_for (i, 0, n) {
 		calls_pass();
-		pull_consider(ps, cctx, llc_cpu_at(llc, i));
+		pull_consider(ps, f, llc_cpu_at(llc, i));
 	}
 }
 
 /* The CPUs of every LLC but @llc that may have work queued. */
-static __always_inline void pull_search_elsewhere(struct pull_search *ps, struct sis_cpu_ctx *cctx,
+static __always_inline void pull_search_elsewhere(struct pull_search *ps, struct sis_cpu_frame *f,
 						  u32 llc)
 {
 	s32 victim;
@@ -147,7 +143,7 @@ static __always_inline void pull_search_elsewhere(struct pull_search *ps, struct
 	bpf_for (victim, 0, nr_cpus) {
 		calls_pass();
 		if (llc_of(victim) != llc && llc_work_maybe(llc_of(victim)))
-			pull_consider(ps, cctx, victim);
+			pull_consider(ps, f, victim);
 	}
 }
 
@@ -156,9 +152,9 @@ static __always_inline void pull_search_elsewhere(struct pull_search *ps, struct
  * which would mean the move took a task nobody judged (a pinned head passed
  * over for whatever followed it).
  */
-static __always_inline void pull_check_moved(struct sis_cpu_ctx *cctx, u64 limit)
+static __always_inline void pull_check_moved(const struct sis_cpu_frame *f, u64 limit)
 {
-	if (!time_before(cctx->judged_vtime, limit))
+	if (!time_before(f->judged_vtime, limit))
 		stat_inc(SIS_CNT_PULLS_UNLAGGED);
 }
 
@@ -170,6 +166,8 @@ static __always_inline void pull_check_moved(struct sis_cpu_ctx *cctx, u64 limit
 __noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_cpu_frame *f = cpu_frame(cpu);
+	u64 lag = f->pull_lag;
 	struct pull_search ps = {
 		.cpu = cpu,
 		.now = now,
@@ -178,30 +176,28 @@ __noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
 
 	if (!cctx)
 		return 0;
-	ps.lag = cctx->pull_lag;
-	ps.min = cctx->pull_min;
 	if (llc_work_maybe(llc)) {
-		ps.limit = next - ps.lag;
-		cctx->pull_limit = ps.limit;
-		pull_search_llc(&ps, cctx, llc);
+		ps.limit = next - lag;
+		f->pull_limit = ps.limit;
+		pull_search_llc(&ps, f, llc);
 		if (ps.found >= 0 &&
 		    move_judged(cpu_dsq(ps.found), cpu, ps.pid, now, SIS_MOVE_PULL)) {
 			stat_inc(SIS_CNT_PULLS);
-			pull_check_moved(cctx, ps.limit);
+			pull_check_moved(f, ps.limit);
 			return 1;
 		}
 	}
-	if (nr_llcs < 2 || !other_llc_work_maybe(llc) || now - cctx->remote_balance_at < ps.lag)
+	if (nr_llcs < 2 || !other_llc_work_maybe(llc) || now - cctx->remote_balance_at < lag)
 		return 0;
 	cctx->remote_balance_at = now;
-	ps.limit = next - SIS_REMOTE_LAGS * ps.lag;
-	cctx->pull_limit = ps.limit;
+	ps.limit = next - SIS_REMOTE_LAGS * lag;
+	f->pull_limit = ps.limit;
 	ps.found = -1;
-	pull_search_elsewhere(&ps, cctx, llc);
+	pull_search_elsewhere(&ps, f, llc);
 	if (ps.found >= 0 &&
 	    move_judged(cpu_dsq(ps.found), cpu, ps.pid, now, SIS_MOVE_PULL_REMOTE)) {
 		stat_inc(SIS_CNT_PULLS_REMOTE);
-		pull_check_moved(cctx, ps.limit);
+		pull_check_moved(f, ps.limit);
 		return 1;
 	}
 	return 0;
@@ -211,10 +207,10 @@ __noinline int pull_owed(s32 cpu, u32 llc, u64 now, u64 next)
 static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 llc, u64 now,
 					 const struct sis_tunables *t)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_cpu_frame *f = cpu_frame(cpu);
 	u64 next, own;
 
-	if (!cctx || (!llc_work_maybe(llc) && !(nr_llcs > 1 && other_llc_work_maybe(llc))))
+	if (!llc_work_maybe(llc) && !(nr_llcs > 1 && other_llc_work_maybe(llc)))
 		return false;
 	/*
 	 * Unscaled by the pace (pace.bpf.h): a pull serves owed service between
@@ -223,11 +219,11 @@ static __always_inline bool balance_pull(struct task_struct *prev, s32 cpu, u32 
 	 * (the victim's task always has less than that left), so N+1 CPU-bound
 	 * tasks on N CPUs would not share them evenly.
 	 */
-	cctx->pull_lag = tun_balance_lag_ns(t);
-	cctx->pull_min = tun_steal_min_ns(t);
+	f->pull_lag = tun_balance_lag_ns(t);
+	f->pull_min = tun_steal_min_ns(t);
 	/* @prev is still runnable: it counts beside what waits here. */
-	cctx->pull_queued = dsq_nr_queued(cpu_dsq(cpu)) + 1;
-	cctx->pull_bound_run = tun_slice_ns(t) / 2;
+	f->pull_queued = dsq_nr_queued(cpu_dsq(cpu)) + 1;
+	f->pull_bound_run = tun_slice_ns(t) / 2;
 	next = vtime_charged(prev, task_ctx(prev), now);
 	if (head_vtime(cpu_dsq(cpu), &own) && time_before(own, next))
 		next = own;

@@ -22,8 +22,9 @@
 
 #include <scx/common.bpf.h>
 #include "intf.h"
-#include "balance.bpf.h"
 #include "calls.bpf.h"
+#include "frame.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "held.bpf.h"
 #include "move.bpf.h"
 #include "pace.bpf.h"
@@ -34,6 +35,7 @@
 #include "trace.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
+#include "wait.bpf.h"
 #include "workmask.bpf.h"
 
 enum {
@@ -57,21 +59,6 @@ static __always_inline void idle_avg_update(struct sis_cpu_ctx *cctx, u64 idle)
 	}
 	cctx->avg_idle = cctx->avg_idle - (cctx->avg_idle >> SIS_IDLE_AVG_SHIFT) +
 			 (idle >> SIS_IDLE_AVG_SHIFT);
-}
-
-/*
- * What @cctx's running task is expected to run still: its average run less
- * what it has run. Past its average it is taken to run as long again (a
- * CPU-bound task's average is its slice, and it runs it out).
- */
-static __always_inline u64 curr_remaining(const struct sis_cpu_ctx *cctx, u64 now)
-{
-	u64 ran;
-
-	if (!cctx->running)
-		return 0;
-	ran = time_since(now, cctx->curr_at);
-	return cctx->curr_avg_run > ran ? cctx->curr_avg_run - ran : cctx->curr_avg_run;
 }
 
 /*
@@ -108,19 +95,19 @@ static __always_inline bool worth_stealing(s32 victim, struct task_struct *head,
  * worth_stealing()): 0 when the first task @cpu may take there is not worth
  * stealing (or there is none), else a score, higher better: a held CPU's
  * task beats all, then the task expected to run longest (it has the most to
- * lose waiting). The task's pid goes to @cpu's judged_pid. Global, so that
+ * lose waiting). The task's pid goes to @cpu's frame (judged_pid). Global, so that
  * the verifier checks the DSQ iterator once, on its own, however many loops
  * call it.
  */
 __noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min, u64 wait_min)
 {
 	struct sis_llc_stats *s = my_stats();
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_cpu_frame *f = cpu_frame(cpu);
 	struct task_struct *head;
 	struct sis_task_ctx *h;
 	u64 nr;
 
-	if (!cctx || victim < 0 || victim == cpu)
+	if (victim < 0 || victim == cpu)
 		return 0;
 	nr = dsq_nr_queued(cpu_dsq(victim));
 	if (!nr) {
@@ -130,10 +117,10 @@ __noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min, u64 wait_min)
 	head = first_movable(cpu_dsq(victim), cpu);
 	if (!head)
 		return 0;
-	cctx->judged_pid = head->pid;
+	f->judged_pid = head->pid;
 	if (cpu_held(victim, now))
 		return ~0ULL;
-	if (!worth_stealing(victim, head, nr, now, min, wait_min, cctx->steal_cap, s))
+	if (!worth_stealing(victim, head, nr, now, min, wait_min, f->steal_cap, s))
 		return 0;
 	h = task_ctx(head);
 	return (h ? h->avg_run : 0) + 1;
@@ -141,7 +128,7 @@ __noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min, u64 wait_min)
 
 /*
  * The CPU of @llc, other than @cpu, with the best steal_score() at @min and
- * @wait_min; -1 if none. Its task's pid is left in @cpu's judged_pid, for
+ * @wait_min; -1 if none. Its task's pid is left in @cpu's frame, for
  * the move. Judges only the CPUs whose work bit is set, in one loop over
  * the LLC's positions that ends past the last set bit: a loop over each
  * word's bits nested in one over the words multiplies what the verifier
@@ -152,13 +139,11 @@ __noinline u64 steal_score(s32 cpu, s32 victim, u64 now, u64 min, u64 wait_min)
 __noinline s32 steal_victim(s32 cpu, u32 llc, u64 now, u64 min, u64 wait_min)
 {
 	struct sis_llc_stats *s = my_stats();
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_cpu_frame *f = cpu_frame(cpu);
 	u32 n = llc_size(llc), last_word = n ? (n - 1) / 64 : 0, looked = 0, pos;
 	u64 best_score = 0;
 	s32 best = -1, best_pid = 0;
 
-	if (!cctx)
-		return -1;
 	calls_loop();
 	bpf_for (pos, 0, n) {
 		u64 w = llc_work[llc & (SIS_MAX_LLCS - 1)][(pos / 64) & (SIS_WORK_WORDS - 1)];
@@ -179,13 +164,13 @@ __noinline s32 steal_victim(s32 cpu, u32 llc, u64 now, u64 min, u64 wait_min)
 		if (score > best_score) {
 			best_score = score;
 			best = victim;
-			best_pid = cctx->judged_pid;
+			best_pid = f->judged_pid;
 			if (score == ~0ULL)
 				break;
 		}
 	}
 	stat_add(s, SIS_CNT_STEAL_LOOKED, looked);
-	cctx->judged_pid = best_pid;
+	f->judged_pid = best_pid;
 	return best;
 }
 
@@ -233,20 +218,20 @@ static __always_inline s32 remote_llc(u32 llc, u64 now, u64 interval)
 enum steal_result { STOLE_NONE, STOLE_LLC, STOLE_REMOTE };
 
 /*
- * Move @victim's judged task (its pid in @cpu's context) here; record how
+ * Move @victim's judged task (its pid in @cpu's frame) here; record how
  * long it had waited.
  */
 static __always_inline bool steal_from(s32 cpu, s32 victim, u64 now, struct sis_llc_stats *s)
 {
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	struct sis_cpu_frame *f = cpu_frame(cpu);
 
-	if (!cctx || !move_judged(cpu_dsq(victim), cpu, cctx->judged_pid, now,
-				  llc_of(victim) == llc_of(cpu) ? SIS_MOVE_STEAL_LLC
-								: SIS_MOVE_STEAL_REMOTE))
+	if (!move_judged(cpu_dsq(victim), cpu, f->judged_pid, now,
+			 llc_of(victim) == llc_of(cpu) ? SIS_MOVE_STEAL_LLC
+						       : SIS_MOVE_STEAL_REMOTE))
 		return false;
 	if (s)
 		stat_duration(s->steal_wait_hist, &s->counters[SIS_CNT_STEAL_WAIT_NS],
-			      cctx->judged_wait);
+			      f->judged_wait);
 	return true;
 }
 
@@ -269,9 +254,8 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 	s32 victim = -1, other;
 	u64 min = steal_min_ns(t, cctx), wait_min = steal_wait_min_ns(t, cctx), far;
 
-	/* In the stealer's context: steal_score() has the five arguments a global function may. */
-	if (cctx)
-		cctx->steal_cap = steal_wait_cap_ns(t);
+	/* In the stealer's frame: steal_score() has the five arguments a global function may. */
+	cpu_frame(cpu)->steal_cap = steal_wait_cap_ns(t);
 	stat_add(s, SIS_CNT_STEAL_SCANS, 1);
 	/*
 	 * The kick named @kicker a moment ago; it is no reason to take a task
@@ -304,29 +288,6 @@ static __always_inline enum steal_result steal(s32 cpu, u32 llc, s32 kicker, u64
 	if (victim == kicker)
 		stat_add(s, SIS_CNT_STEAL_KICKER, 1);
 	return llc_of(victim) == llc ? STOLE_LLC : STOLE_REMOTE;
-}
-
-/* @head (NULL: none) has waited in its queue for at least @min. */
-static __always_inline bool head_waited(struct task_struct *head, u64 now, u64 min)
-{
-	struct sis_task_ctx *h = head ? task_ctx(head) : NULL;
-
-	return h && time_since(now, h->queued_at) >= min;
-}
-
-/*
- * Whether a task queued on busy @cpu, behind @nr - 1 others, would wait at
- * least @min for @cpu: what the running task has left, plus a run of the
- * running task's length for each task ahead. Below that, waking a stealer
- * only moves a task that would have run here soon.
- */
-static __always_inline bool wait_exceeds(s32 cpu, u64 nr, u64 now, u64 min)
-{
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
-
-	if (!cctx)
-		return true;
-	return curr_remaining(cctx, now) + (nr ? nr - 1 : 0) * cctx->curr_avg_run >= min;
 }
 
 #endif /* __SIS_STEAL_BPF_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Per-task state (struct sis_task_ctx, types.bpf.h), kept in task storage,
+ * Per-task state (struct sis_task_ctx), kept in task storage,
  * and the run-length average that stopping keeps in it: steals, pulls and
  * kicks estimate a queued task's wait from it.
  */
@@ -10,6 +10,38 @@
 #include <scx/common.bpf.h>
 #include "calls.bpf.h"
 #include "types.bpf.h"
+
+/* Per task (task storage): utilization, last CPU (for migrations), run start and length. */
+struct sis_task_ctx {
+	struct sis_pelt util;
+	u64 running_at;
+	u64 stopped_at; /* when it last stopped running: its cache is warm for a while after */
+	u64 queued_at;	/* when it was queued in a CPU's DSQ (steal.bpf.h's expected wait) */
+	u64 avg_run;	/* average length of a run, ns (an EWMA; see run_avg_update()) */
+	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
+	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
+	s32 last_cpu;
+	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
+	/* Queued at its slice end, not at a wakeup: its vtime records service (pull.bpf.h). */
+	u32 requeued;
+	u64 moved_at; /* when a pull or steal last moved it */
+	/* When it was last woken (or forked) and has not run since; 0 once it runs. */
+	u64 woken_at;
+	/* That wakeup put it on its waker's CPU as a sync wakee: the waker is about to sleep. */
+	u32 placed_sync;
+	/* Created by a fork (init_task): ops.enable starts it at its parent's vtime. */
+	u32 forked;
+	/*
+	 * While it waits in a CPU's DSQ: its key there less its vtime, the run it
+	 * is expected to make (vtime.bpf.h, task_key()); 0 otherwise.
+	 */
+	u64 key_gap;
+	/* The trace (trace.bpf.h): what brought the task here since it last ran, and when. */
+	u64 trace_decided_at;
+	s32 trace_cpu;
+	u16 trace_cause;
+	u8 trace_cause_kind;
+};
 
 enum {
 	/* Weight of the newest run in a task's average run length: 1/4 (shift 2). */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The BPF side's own state: what it keeps per task, per CPU and per LLC.
- * Nothing here is seen by the daemon (what is lives in intf.h), so these
- * structs may change without touching the Rust side. The maps that hold them
- * and their accessors live with their concern: task.bpf.h (task storage),
- * topo.bpf.h (CPU and LLC arrays).
+ * The BPF side's own state per CPU and per LLC (per task: task.bpf.h, with
+ * its storage). Nothing here is seen by the daemon (what is lives in
+ * intf.h), so these structs may change without touching the Rust side. The
+ * maps that hold them and their accessors live in topo.bpf.h (CPU and LLC
+ * arrays).
  */
 #ifndef __SIS_TYPES_BPF_H
 #define __SIS_TYPES_BPF_H
@@ -16,38 +16,6 @@ struct sis_pelt {
 	u64 last_ns;
 	u32 avg;      /* utilization as of the last finished period */
 	u32 cur_busy; /* busy ns accumulated in the current period */
-};
-
-/* Per task (task storage): utilization, last CPU (for migrations), run start and length. */
-struct sis_task_ctx {
-	struct sis_pelt util;
-	u64 running_at;
-	u64 stopped_at; /* when it last stopped running: its cache is warm for a while after */
-	u64 queued_at;	/* when it was queued in a CPU's DSQ (steal.bpf.h's expected wait) */
-	u64 avg_run;	/* average length of a run, ns (an EWMA; see run_avg_update()) */
-	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
-	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
-	s32 last_cpu;
-	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
-	/* Queued at its slice end, not at a wakeup: its vtime records service (pull.bpf.h). */
-	u32 requeued;
-	u64 moved_at; /* when a pull or steal last moved it */
-	/* When it was last woken (or forked) and has not run since; 0 once it runs. */
-	u64 woken_at;
-	/* That wakeup put it on its waker's CPU as a sync wakee: the waker is about to sleep. */
-	u32 placed_sync;
-	/* Created by a fork (init_task): ops.enable starts it at its parent's vtime. */
-	u32 forked;
-	/*
-	 * While it waits in a CPU's DSQ: its key there less its vtime, the run it
-	 * is expected to make (vtime.bpf.h, task_key()); 0 otherwise.
-	 */
-	u64 key_gap;
-	/* The trace (trace.bpf.h): what brought the task here since it last ran, and when. */
-	u64 trace_decided_at;
-	s32 trace_cpu;
-	u16 trace_cause;
-	u8 trace_cause_kind;
 };
 
 /* Per CPU: utilization, vtime clock, the running task, and whether a higher class holds it. */
@@ -70,22 +38,6 @@ struct sis_cpu_ctx {
 	 * a kick is a reason to look at that CPU now, not at a later idle.
 	 */
 	u32 kicked_by;
-	/* The task a steal or pull judged (its pid, its vtime): the move takes that one only. */
-	s32 judged_pid;
-	u64 judged_vtime;
-	u64 judged_wait; /* how long the task a move took had waited queued */
-	u64 head_vtime;	 /* the vtime dsq_head_vtime() found */
-	u64 steal_cap;	 /* the most a steal this CPU judges asks of a wait (pace.bpf.h) */
-	/*
-	 * The pull this CPU makes (pull.bpf.h): the balance lag, steal-min, its
-	 * own runnable tasks, and the average run from which a running task
-	 * counts as one that stays runnable.
-	 */
-	u64 pull_lag;
-	u64 pull_min;
-	u64 pull_queued;
-	u64 pull_bound_run;
-	u64 pull_limit; /* a pull moves only a task whose vtime is still below this */
 	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
 	u32 went_idle;
 	/* Average length of this CPU's idle periods, ns (0: none seen yet; steal.bpf.h). */

@@ -1,66 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CPU queues, and what a CPU held by a higher sched class (RT, deadline)
- * changes: work waiting on a held CPU moves on, and idle CPUs are woken to
- * steal. (Which CPUs are held: held.bpf.h; busy CPUs' pulls: pull.bpf.h;
- * idle CPUs' steals: steal.bpf.h.)
+ * What a CPU held by a higher sched class (RT, deadline) changes: work
+ * waiting on it moves on, and idle CPUs are woken to steal it. (Which CPUs
+ * are held: held.bpf.h; busy CPUs' pulls: pull.bpf.h; idle CPUs' steals:
+ * steal.bpf.h.)
  */
-#ifndef __SIS_BALANCE_BPF_H
-#define __SIS_BALANCE_BPF_H
+#ifndef __SIS_HELD_RESCUE_BPF_H
+#define __SIS_HELD_RESCUE_BPF_H
 
 #include <scx/common.bpf.h>
 #include "intf.h"
 #include "calls.bpf.h"
+#include "cpu_dsq.bpf.h"
 #include "held.bpf.h"
 #include "stats.bpf.h"
-#include "task.bpf.h"
 #include "topo.bpf.h"
 #include "trace.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
-#include "vtime.bpf.h"
 #include "wakeq.bpf.h"
-
-/* A CPU's own DSQ has the CPU's id; intf.h's sis_dsq puts the other DSQs above every CPU id. */
-static __always_inline u64 cpu_dsq(s32 cpu)
-{
-	return (u64)cpu;
-}
-
-/*
- * The vtime of @dsq's first task, for @cpu (the caller's CPU): 1 and the
- * vtime in @cpu's head_vtime, or 0 when the DSQ is empty. Global: before
- * 7.1 a peek is a DSQ iterator, and the verifier would walk one at every
- * caller.
- */
-__noinline int dsq_head_vtime(u64 dsq, s32 cpu)
-{
-	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
-	struct task_struct *head;
-
-	if (!cctx)
-		return 0;
-	head = dsq_head(dsq);
-	if (!head)
-		return 0;
-	cctx->head_vtime = head->scx.dsq_vtime;
-	return 1;
-}
-
-/* vtime of @dsq's first task, or false when it is empty. */
-static __always_inline bool head_vtime(u64 dsq, u64 *vtime)
-{
-	s32 cpu = bpf_get_smp_processor_id();
-	struct sis_cpu_ctx *cctx;
-
-	if (!dsq_head_vtime(dsq, cpu))
-		return false;
-	cctx = cpu_ctx(cpu);
-	if (!cctx)
-		return false;
-	*vtime = cctx->head_vtime;
-	return true;
-}
 
 /*
  * Any dispatch while a CPU of @llc is held: take what waits there first.
@@ -123,27 +81,6 @@ static __always_inline bool wake_stealer(u32 llc, s32 from, enum sis_counter cou
 }
 
 /*
- * How many tasks queued on @cpu may run on another CPU, counting up to @max.
- * A task bound to @cpu (a per-CPU kthread, a pinned or migration-disabled
- * task) waits out a hold whatever happens: a stealer woken for it finds
- * nothing, and a busy CPU's tick would wake one at every tick of the hold.
- * Global: the verifier checks the DSQ iterator once.
- */
-__noinline int queued_movable(s32 cpu, u32 max)
-{
-	struct task_struct *p;
-	u32 n = 0;
-
-	calls_loop();
-	bpf_for_each (scx_dsq, p, cpu_dsq(cpu), 0) {
-		calls_pass();
-		if (!bound_to_cpu(p) && ++n >= max)
-			break;
-	}
-	return n;
-}
-
-/*
  * A busy CPU's tick: a held CPU of @llc with work another CPU may take gets
  * a stealer. The held CPU's own tick does not run while the higher class
  * has it, and its cpu_release fired once, when the hold began; without
@@ -186,4 +123,4 @@ static __always_inline void wake_stealers_for_held(s32 cpu)
 	}
 }
 
-#endif /* __SIS_BALANCE_BPF_H */
+#endif /* __SIS_HELD_RESCUE_BPF_H */
