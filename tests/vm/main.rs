@@ -7,11 +7,15 @@
 //! Environment:
 //! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
 //! - `SCX_SIS_VM_KERNELS`       kernel series to test, default "6.12 7" (see scripts/kernels.sh).
-//!   Series other than 6.12 and 7 are run by `foundation_other_kernels`.
+//!   Series other than 6.12 and 7 are run by `foundation_other_kernels` (ignored, below).
 //! - `SCX_SIS_MATRIX`           series for the `matrix` test (`scripts/test.sh --matrix`), which
-//!   runs foundation, runtime_control and fairness's RT hog on each; unset, it is skipped.
-//! - `SCX_SIS_LONG=1`           run the 10-minute loads (`reliability_long_7`, `chaos_long_7`).
+//!   runs foundation, runtime_control and fairness's RT hog on each; default every series with
+//!   sched_ext (matrix.rs, `ALL_SERIES`).
 //! - `SCX_SIS_VM_TIMEOUT`       seconds per VM run, default 900.
+//!
+//! The long runs (`reliability_long_7`, `chaos_long_7`, `scripts/test.sh --long`), the `matrix`
+//! (`scripts/test.sh --matrix`) and `foundation_other_kernels` are `#[ignore]`d: the default run
+//! leaves them out and lists them as ignored, and `-- --ignored` runs them.
 //! - `SCX_SIS_PREBUILT_KERNELS` directory with vmlinuz-6.12*-scx; defaults to ../shared/kernels
 //!   beside the repository when that exists.
 //!
@@ -171,9 +175,9 @@ vm_test!(
     then reliability::judge
 );
 
-/// `scripts/test.sh --long`: the same with 10-minute loads (~30 min); skipped unless
-/// SCX_SIS_LONG=1.
+/// `scripts/test.sh --long`: the same with 10-minute loads (~30 min).
 #[test]
+#[ignore = "long run (~30 min): scripts/test.sh --long"]
 fn reliability_long_7() {
     long_case(
         "reliability.sh",
@@ -213,8 +217,9 @@ vm_script!(mod fleet, fleet_6_12, fleet_7, "2llc-smt", &[]);
 // balance once drained (~3 min each).
 vm_script!(mod chaos, chaos_6_12, chaos_7, "2llc-smt", &["SIS_CHAOS_SECS=60"]);
 
-/// The chaos run for 10 minutes (~13 min); skipped unless SCX_SIS_LONG=1.
+/// `scripts/test.sh --long`: the chaos run for 10 minutes (~13 min).
 #[test]
+#[ignore = "long run (~13 min): scripts/test.sh --long"]
 fn chaos_long_7() {
     long_case("chaos.sh", &["SIS_CHAOS_SECS=600"], "1800", chaos::judge);
 }
@@ -239,16 +244,22 @@ fn bench_quick_7() {
     bench::quick_7();
 }
 
-/// Series in SCX_SIS_VM_KERNELS that have no test of their own above (e.g. "6.18 7.2").
+/// foundation.sh on the series in SCX_SIS_VM_KERNELS that have no test of their own above (e.g.
+/// "6.18 7.2"); with none there, a failure that says so.
 #[test]
+#[ignore = "series of SCX_SIS_VM_KERNELS other than 6.12 and 7: -- --ignored foundation_other_kernels"]
 fn foundation_other_kernels() {
+    if skip_all() {
+        return;
+    }
     let others: Vec<String> = selected_kernels()
         .into_iter()
         .filter(|k| k != "6.12" && k != "7")
         .collect();
-    if skip_all() || others.is_empty() {
-        return;
-    }
+    assert!(
+        !others.is_empty(),
+        "foundation_other_kernels: SCX_SIS_VM_KERNELS names no series other than 6.12 and 7"
+    );
     let mut failed = Vec::new();
     for k in &others {
         let run = run_guest(k, "foundation.sh", "2llc-smt", &[]);
@@ -261,6 +272,7 @@ fn foundation_other_kernels() {
 
 /// `scripts/test.sh --matrix`: the compatibility matrix over SCX_SIS_MATRIX (matrix.rs).
 #[test]
+#[ignore = "every kernel series (~10 min each): scripts/test.sh --matrix"]
 fn matrix() {
     matrix::run();
 }
