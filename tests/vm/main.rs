@@ -187,9 +187,9 @@ fn reliability_long_7() {
     );
 }
 
-// Fairness across CPUs, EEVDF measured first in the same boot (~4 min each): n+1 busy
-// loops on 2 and on 8 CPUs, nice 0/5 across 2 CPUs, hackbench beside a SCHED_FIFO hog (no wakeup
-// placed on the CPU it holds), wakeups counted under the LLC of the wakee's prev.
+// Fairness across CPUs (~4 min each): n+1 busy loops on 2 and on 8 CPUs, nice 0/5 across 2 CPUs,
+// hackbench beside a SCHED_FIFO hog (no wakeup placed on the CPU it holds; EEVDF measured first in
+// the same boot), wakeups counted under the LLC of the wakee's prev.
 vm_script!(mod fairness, fairness_6_12, fairness_7, "2llc-smt", &[]);
 
 // Latency for the woken and the new, EEVDF in the same boot (~6 min each): cyclictest average and ten

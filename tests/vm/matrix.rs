@@ -60,8 +60,8 @@ pub(crate) fn run() {
     }
     // The RT hog is fairness.sh's rt case (reliability.sh's rt_preempt runs only after two stress
     // loads): a busy loop displaced by the hog keeps running, and no wakeup goes to the CPU the
-    // hog holds (counts); hackbench's slowdown beside the hog is shown, not judged, as a wall-time
-    // ratio on a host other VMs load swings too far for a verdict on the kernel.
+    // hog holds (counts); hackbench's slowdown beside the hog is left out (judge_counts), a
+    // wall-time ratio on a host other VMs load swings too far for a verdict on the kernel.
     let scripts: [(&str, &[&str], Judge); 3] = [
         ("foundation.sh", &[], no_judge),
         ("runtime_control.sh", &[], runtime_control::judge),
