@@ -31,7 +31,7 @@
 //! decodes with the library's types and rules on (records.rs; one module per script).
 //!
 //! Adding a VM test (two files, one line):
-//! 1. tests/vm/guest/NAME.sh: `. /tests/lib.sh`; `guest_open`; `guest_start ARGS`; the checks
+//! 1. tests/vm/guest/NAME.sh: `. /sis/lib.sh` (scripts/guest/lib.sh); `guest_open`; `guest_start ARGS`; the checks
 //!    as `pass`/`fail` lines and `rec` records; `guest_close` (or the closing checks it names);
 //!    `finish`.
 //! 2. tests/vm/NAME.rs, the judge of its records: `pub fn judge(run: &GuestRun, v: &mut

@@ -23,7 +23,7 @@
 # Env knobs: SIS_CHAOS_SECS (default 60; 600 for the long run), SIS_CHAOS_RATE (tunes a second,
 # default 10), SIS_CHAOS_PAIR_SECS (default 15), SIS_CHAOS_GAP_MAX_CS (default 500 = 5 s),
 # SIS_CHAOS_MIX (the stress-ng stressors, default reliability.sh's mix), SIS_SCHED_ARGS.
-. /tests/lib.sh
+. /sis/lib.sh
 
 SECS=${SIS_CHAOS_SECS:-60}
 RATE=${SIS_CHAOS_RATE:-10}

@@ -65,7 +65,7 @@
 # SIS_FAIR_SWITCH_CPU (default 3), SIS_FAIR_SWITCH_SECS (default 4), SIS_FAIR_SWITCH_SLICE_US
 # (default 50000), SIS_FAIR_SWITCH_MIN (default 0.5),
 # SIS_FAIR_CASES (default "n1_2 n1_8 nice rt switch attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
-. /tests/lib.sh
+. /sis/lib.sh
 
 SECS=${SIS_FAIR_SECS:-12}
 SETTLE=${SIS_FAIR_SETTLE:-2}
