@@ -4,6 +4,14 @@
 //! and runs the guests, records.rs decodes what they print, matrix.rs is the compatibility matrix,
 //! bench.rs the lab's bench end to end, and one judge module per guest script rules on its records.
 //!
+//! The guest scripts: this file is their one list. Each script of tests/vm/guest/ has its test
+//! line below, with a comment on what it checks (`every_guest_script_has_a_test` holds that);
+//! reliability_lib.sh is reliability.sh's own helpers. Every guest script sources the guest
+//! library scripts/guest/lib.sh (/sis/lib.sh in the guest). The guest scripts that are not tests:
+//! lab/guest/bench.sh (`scx_sis_lab bench --vm`, run end to end by `bench_quick_7`),
+//! scripts/guest/demo.sh (`scripts/run.sh --vm`) and scripts/guest/trace_demo.sh
+//! (`scripts/trace-demo.sh`).
+//!
 //! Environment:
 //! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
 //! - `SCX_SIS_VM_KERNELS`       kernel series to test, default "6.12 7" (see scripts/kernels.sh).
@@ -275,4 +283,26 @@ fn foundation_other_kernels() {
 #[ignore = "every kernel series (~10 min each): scripts/test.sh --matrix"]
 fn matrix() {
     matrix::run();
+}
+
+/// Every guest script of tests/vm/guest/ but the helpers another sources (`*_lib.sh`) has its
+/// test in this file, so that this file stays the one list of them.
+#[test]
+fn every_guest_script_has_a_test() {
+    let this = include_str!("main.rs");
+    let dir = harness::repo().join("tests/vm/guest");
+    let mut missing: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".sh") && !n.ends_with("_lib.sh"))
+        .filter(|n| {
+            let module = format!("mod {},", n.trim_end_matches(".sh"));
+            !this.contains(&format!("\"{n}\"")) && !this.contains(&module)
+        })
+        .collect();
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "guest scripts without a test in tests/vm/main.rs: {missing:?}"
+    );
 }
