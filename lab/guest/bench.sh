@@ -3,7 +3,7 @@
 # line per run (progress as "SIS-BENCH-PROGRESS ..."); the host renders the table and the plot.
 # Env: SIS_BENCH_PLAN (the plan as JSON, written by the host), or SIS_BENCH_ARGS (bench flags,
 # e.g. "--quick --repeats 1 --configs eevdf,all-on --workloads hackbench") when run by hand.
-. /tests/lib.sh
+. /sis/lib.sh
 
 check_topology
 if [ ! -f "$SCX_DIR/state" ]; then

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Demo: scx_sis prints its per-LLC lines while hackbench runs a few times, then SIGINT.
 # Env: SIS_SCHED_ARGS (scx_sis args), SIS_DEMO_SECS (default 25), SIS_HACKBENCH_ARGS.
-. /tests/lib.sh
+. /sis/lib.sh
 
 secs=${SIS_DEMO_SECS:-25}
 echo "=== demo on $(uname -r), $(nproc) CPUs, LLCs: $(cat /sys/devices/system/cpu/cpu[0-9]*/cache/index3/shared_cpu_list | sort -u | tr '\n' ' ')"

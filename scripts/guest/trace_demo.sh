@@ -2,7 +2,7 @@
 # The trace picture of the README: scx_sis traces one hackbench run and prints the summary and
 # the SVG (base64, between markers) on the console, for scripts/trace-demo.sh to take out.
 # Env: SIS_HACKBENCH_ARGS (default -g 2 -l 100), SIS_TRACE_ARGS (more scx_sis trace flags).
-. /tests/lib.sh
+. /sis/lib.sh
 
 if ! start_sched --stats-interval 60; then
   fail sched_enabled "$SCHED_START_ERR"

@@ -3,7 +3,8 @@
 #   mkinitramfs.sh --out FILE --config KCONFIG --release REL [--bin SCX_SIS] [--guest SCRIPT]
 #                  [--env-file FILE] [--extra HOST_BINARY]...
 # Contents: busybox (+ applet links), /bin/scx_sis, hackbench, cyclictest, perf, stress-ng, nice, chrt, any --extra
-# binaries, all their ldd libraries and the dynamic loader, tests/vm/guest/* at /tests/,
+# binaries, all their ldd libraries and the dynamic loader, the guest library scripts/guest/lib.sh
+# at /sis/lib.sh, tests/vm/guest/*.sh and the --guest script at /tests/,
 # the kernel config at /boot/config-REL (libbpf reads it for __kconfig externs; Debian kernels
 # have no /proc/config.gz), /etc/sis.env and /init.
 set -euo pipefail
@@ -30,7 +31,7 @@ done
 root=$(mktemp -d "${TMPDIR:-/tmp}/sis-initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 
-mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,etc,boot,tests,root,lib,lib64,usr,var/tmp}
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,etc,boot,sis,tests,root,lib,lib64,usr,var/tmp}
 # One bin directory; usr/* point back so any absolute path a tool expects resolves.
 ln -s bin "$root/sbin"
 ln -s ../bin "$root/usr/bin"
@@ -84,7 +85,9 @@ if [[ -n $bin ]]; then
   put_bin "$bin" /bin/scx_sis
 fi
 
-# Guest scripts: the shared ones, plus the chosen one if it lives elsewhere.
+# The guest library every guest script sources (the product's guest code lives under /sis/).
+cp "$REPO/scripts/guest/lib.sh" "$root/sis/lib.sh"
+# Guest scripts: the VM tests', plus the chosen one if it lives elsewhere.
 cp "$REPO"/tests/vm/guest/*.sh "$root/tests/" 2>/dev/null || true
 if [[ -n $guest ]]; then
   cp "$guest" "$root/tests/$(basename "$guest")"

@@ -14,7 +14,8 @@
 # The console is streamed to stdout (unless --quiet) and to --log FILE if given.
 # Exit status: the guest script's, from its "SIS-GUEST-EXIT <rc>" line; 124 on timeout;
 # 125 when the guest never printed that line (kernel panic, init failure, ...).
-# The guest sees SIS_TOPO (topology name) in its environment; /tests/ holds tests/vm/guest/*.
+# The guest sees SIS_TOPO (topology name) in its environment; /sis/lib.sh is the guest library
+# (scripts/guest/lib.sh), /tests/ holds tests/vm/guest/*.sh and GUEST_SCRIPT.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

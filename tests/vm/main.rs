@@ -4,14 +4,26 @@
 //! and runs the guests, records.rs decodes what they print, matrix.rs is the compatibility matrix,
 //! bench.rs the lab's bench end to end, and one judge module per guest script rules on its records.
 //!
+//! The guest scripts: this file is their one list. Each script of tests/vm/guest/ has its test
+//! line below, with a comment on what it checks (`every_guest_script_has_a_test` holds that);
+//! reliability_lib.sh is reliability.sh's own helpers. Every guest script sources the guest
+//! library scripts/guest/lib.sh (/sis/lib.sh in the guest). The guest scripts that are not tests:
+//! lab/guest/bench.sh (`scx_sis_lab bench --vm`, run end to end by `bench_quick_7`),
+//! scripts/guest/demo.sh (`scripts/run.sh --vm`) and scripts/guest/trace_demo.sh
+//! (`scripts/trace-demo.sh`).
+//!
 //! Environment:
 //! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
 //! - `SCX_SIS_VM_KERNELS`       kernel series to test, default "6.12 7" (see scripts/kernels.sh).
-//!   Series other than 6.12 and 7 are run by `foundation_other_kernels`.
+//!   Series other than 6.12 and 7 are run by `foundation_other_kernels` (ignored, below).
 //! - `SCX_SIS_MATRIX`           series for the `matrix` test (`scripts/test.sh --matrix`), which
-//!   runs foundation, runtime_control and fairness's RT hog on each; unset, it is skipped.
-//! - `SCX_SIS_LONG=1`           run the 10-minute loads (`reliability_long_7`, `chaos_long_7`).
+//!   runs foundation, runtime_control and fairness's RT hog on each; default every series with
+//!   sched_ext (matrix.rs, `ALL_SERIES`).
 //! - `SCX_SIS_VM_TIMEOUT`       seconds per VM run, default 900.
+//!
+//! The long runs (`reliability_long_7`, `chaos_long_7`, `scripts/test.sh --long`), the `matrix`
+//! (`scripts/test.sh --matrix`) and `foundation_other_kernels` are `#[ignore]`d: the default run
+//! leaves them out and lists them as ignored, and `-- --ignored` runs them.
 //! - `SCX_SIS_PREBUILT_KERNELS` directory with vmlinuz-6.12*-scx; defaults to ../shared/kernels
 //!   beside the repository when that exists.
 //!
@@ -27,7 +39,7 @@
 //! decodes with the library's types and rules on (records.rs; one module per script).
 //!
 //! Adding a VM test (two files, one line):
-//! 1. tests/vm/guest/NAME.sh: `. /tests/lib.sh`; `guest_open`; `guest_start ARGS`; the checks
+//! 1. tests/vm/guest/NAME.sh: `. /sis/lib.sh` (scripts/guest/lib.sh); `guest_open`; `guest_start ARGS`; the checks
 //!    as `pass`/`fail` lines and `rec` records; `guest_close` (or the closing checks it names);
 //!    `finish`.
 //! 2. tests/vm/NAME.rs, the judge of its records: `pub fn judge(run: &GuestRun, v: &mut
@@ -171,9 +183,9 @@ vm_test!(
     then reliability::judge
 );
 
-/// `scripts/test.sh --long`: the same with 10-minute loads (~30 min); skipped unless
-/// SCX_SIS_LONG=1.
+/// `scripts/test.sh --long`: the same with 10-minute loads (~30 min).
 #[test]
+#[ignore = "long run (~30 min): scripts/test.sh --long"]
 fn reliability_long_7() {
     long_case(
         "reliability.sh",
@@ -183,9 +195,9 @@ fn reliability_long_7() {
     );
 }
 
-// Fairness across CPUs, EEVDF measured first in the same boot (~4 min each): n+1 busy
-// loops on 2 and on 8 CPUs, nice 0/5 across 2 CPUs, hackbench beside a SCHED_FIFO hog (no wakeup
-// placed on the CPU it holds), wakeups counted under the LLC of the wakee's prev.
+// Fairness across CPUs (~4 min each): n+1 busy loops on 2 and on 8 CPUs, nice 0/5 across 2 CPUs,
+// hackbench beside a SCHED_FIFO hog (no wakeup placed on the CPU it holds; EEVDF measured first in
+// the same boot), wakeups counted under the LLC of the wakee's prev.
 vm_script!(mod fairness, fairness_6_12, fairness_7, "2llc-smt", &[]);
 
 // Latency for the woken and the new, EEVDF in the same boot (~6 min each): cyclictest average and ten
@@ -213,8 +225,9 @@ vm_script!(mod fleet, fleet_6_12, fleet_7, "2llc-smt", &[]);
 // balance once drained (~3 min each).
 vm_script!(mod chaos, chaos_6_12, chaos_7, "2llc-smt", &["SIS_CHAOS_SECS=60"]);
 
-/// The chaos run for 10 minutes (~13 min); skipped unless SCX_SIS_LONG=1.
+/// `scripts/test.sh --long`: the chaos run for 10 minutes (~13 min).
 #[test]
+#[ignore = "long run (~13 min): scripts/test.sh --long"]
 fn chaos_long_7() {
     long_case("chaos.sh", &["SIS_CHAOS_SECS=600"], "1800", chaos::judge);
 }
@@ -239,16 +252,22 @@ fn bench_quick_7() {
     bench::quick_7();
 }
 
-/// Series in SCX_SIS_VM_KERNELS that have no test of their own above (e.g. "6.18 7.2").
+/// foundation.sh on the series in SCX_SIS_VM_KERNELS that have no test of their own above (e.g.
+/// "6.18 7.2"); with none there, a failure that says so.
 #[test]
+#[ignore = "series of SCX_SIS_VM_KERNELS other than 6.12 and 7: -- --ignored foundation_other_kernels"]
 fn foundation_other_kernels() {
+    if skip_all() {
+        return;
+    }
     let others: Vec<String> = selected_kernels()
         .into_iter()
         .filter(|k| k != "6.12" && k != "7")
         .collect();
-    if skip_all() || others.is_empty() {
-        return;
-    }
+    assert!(
+        !others.is_empty(),
+        "foundation_other_kernels: SCX_SIS_VM_KERNELS names no series other than 6.12 and 7"
+    );
     let mut failed = Vec::new();
     for k in &others {
         let run = run_guest(k, "foundation.sh", "2llc-smt", &[]);
@@ -261,6 +280,29 @@ fn foundation_other_kernels() {
 
 /// `scripts/test.sh --matrix`: the compatibility matrix over SCX_SIS_MATRIX (matrix.rs).
 #[test]
+#[ignore = "every kernel series (~10 min each): scripts/test.sh --matrix"]
 fn matrix() {
     matrix::run();
+}
+
+/// Every guest script of tests/vm/guest/ but the helpers another sources (`*_lib.sh`) has its
+/// test in this file, so that this file stays the one list of them.
+#[test]
+fn every_guest_script_has_a_test() {
+    let this = include_str!("main.rs");
+    let dir = harness::repo().join("tests/vm/guest");
+    let mut missing: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".sh") && !n.ends_with("_lib.sh"))
+        .filter(|n| {
+            let module = format!("mod {},", n.trim_end_matches(".sh"));
+            !this.contains(&format!("\"{n}\"")) && !this.contains(&module)
+        })
+        .collect();
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "guest scripts without a test in tests/vm/main.rs: {missing:?}"
+    );
 }

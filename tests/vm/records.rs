@@ -1,7 +1,7 @@
 //! The guest's records and the host's verdicts on them.
 //!
 //! A guest script prints one console line per record, `SIS-REC <kind> <name> <payload>`
-//! (tests/vm/guest/lib.sh: `rec`, `rec_mon`, `rec_lines`):
+//! (scripts/guest/lib.sh: `rec`, `rec_mon`, `rec_lines`):
 //! - `mon`: a `scx_sis monitor --json` object as it came out, decoded as `scx_sis::stats::Metrics`;
 //! - `kv`: `key=value` words; a value that starts with `[` runs to its `]` and may hold spaces;
 //! - `json`: other JSON (`scx_sis_lab wakelat --json`);

@@ -2,7 +2,8 @@
 //! (`tests/vm/verifier-baseline.txt`, as the scx schedulers keep veristat files): a program whose
 //! processed instructions grew more than 10% past its row fails, so a change that multiplies what
 //! the verifier walks is seen when it is made, not when a load takes minutes on an old kernel.
-//! A program or kernel series without a row is reported, not judged.
+//! A program or kernel series without a row fails too, naming the rows to add: a figure without a
+//! row would be shown and never judged.
 
 use std::collections::BTreeMap;
 
@@ -57,39 +58,34 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         return;
     };
     let base = baseline(&series);
-    if base.is_empty() {
-        v.info(format!("verifier: no baseline for {series}: {now:?}"));
-        return;
-    }
-    let mut grew = Vec::new();
+    let (mut grew, mut unlisted) = (Vec::new(), Vec::new());
     for (prog, &n) in &now {
         match base.get(prog) {
             Some(&b) if f64::from(n) > f64::from(b) * MAX_GROWTH => {
                 grew.push(format!("{prog} {n} > {b} + 10%"))
             }
             Some(_) => {}
-            None => v.info(format!(
-                "verifier: {prog} ({n}) has no baseline row for {series}"
-            )),
+            None => unlisted.push(format!("{series} {prog} {n}")),
         }
     }
     let detail = now
         .iter()
-        .map(|(p, n)| format!("{p} {n} (baseline {})", base.get(p).copied().unwrap_or(0)))
+        .filter_map(|(p, n)| Some(format!("{p} {n} (baseline {})", base.get(p)?)))
         .collect::<Vec<_>>()
         .join(", ");
-    v.check(
-        "verifier_baseline",
-        grew.is_empty(),
-        format!(
-            "{series}: {detail}{}",
-            if grew.is_empty() {
-                String::new()
-            } else {
-                format!("; grew: {}", grew.join(", "))
-            }
-        ),
-    );
+    let mut why = Vec::new();
+    if !grew.is_empty() {
+        why.push(format!("grew: {}", grew.join(", ")));
+    }
+    if !unlisted.is_empty() {
+        why.push(format!(
+            "no row in tests/vm/verifier-baseline.txt, add: {}",
+            unlisted.join("; ")
+        ));
+    }
+    let ok = why.is_empty();
+    why.insert(0, format!("{series}: {detail}"));
+    v.check("verifier_baseline", ok, why.join("; "));
 }
 
 #[cfg(test)]
@@ -104,6 +100,41 @@ mod tests {
         assert_eq!(m["select_cpu"], 1200);
         assert_eq!(series_of("7.3.4+deb13-amd64"), "7.3");
         assert_eq!(series_of("6.12.117-scx"), "6.12");
+    }
+
+    fn run_on(release: &str, console: &str) -> GuestRun {
+        GuestRun {
+            kernel: "7".into(),
+            release: release.into(),
+            script: "foundation.sh".into(),
+            topo: "2llc-smt".into(),
+            rc: 0,
+            secs: 0,
+            console: console.into(),
+            passes: Vec::new(),
+            fails: Vec::new(),
+            records: crate::records::Records::parse(""),
+        }
+    }
+
+    #[test]
+    fn a_program_or_series_without_a_row_fails_naming_it() {
+        let line = "verifier: processed instructions: enable 127, newprog 50 (total 177)\n";
+        let mut v = Verdicts::default();
+        judge(&run_on("7.3.4+deb13-amd64", line), &mut v);
+        assert_eq!(v.fails.len(), 1, "{:?}", v.fails);
+        assert!(v.fails[0].contains("add: 7.3 newprog 50"), "{}", v.fails[0]);
+        let mut v = Verdicts::default();
+        judge(&run_on("9.9.1-amd64", line), &mut v);
+        assert!(
+            v.fails[0].contains("add: 9.9 enable 127; 9.9 newprog 50"),
+            "{}",
+            v.fails[0]
+        );
+        let mut v = Verdicts::default();
+        let within = "verifier: processed instructions: enable 130, exit 34 (total 164)\n";
+        judge(&run_on("7.3.4+deb13-amd64", within), &mut v);
+        assert_eq!((v.passes.len(), v.fails.len()), (1, 0), "{:?}", v.fails);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 # hotplug (the daemon reloads) in a B window. The guest checks what a user sees at once (exit
 # statuses, the one-line messages, tune --show before and after); the verdicts, in ab --json's
 # records (json aa, json wakeq), are judged by tests/vm/ab.rs.
-. /tests/lib.sh
+. /sis/lib.sh
 
 MARK=/run/scx_sis/ab.json
 HB_LOG=/tmp/hb.log

@@ -2,11 +2,10 @@
 # Chaos: live tuning under load.
 #   chaos_tunes   for SIS_CHAOS_SECS, under reliability.sh's stress-ng mix at 2x the CPUs, a
 #                 random tunable changes through `scx_sis tune` SIS_CHAOS_RATE times a second (best
-#                 effort: the achieved rate is reported): every switch (prev-bias, idle-core,
-#                 wake-sync, cross-llc, wakeq), the SIS_UTIL curve, prev-bias-threshold,
-#                 sis-util-period-us, slice-us, wakeq-shards (0..8), balance-lag-us (500..100000,
-#                 when `tune --help` has it) and --preset plain/sis. Every tune exits 0, or
-#                 refuses with "nothing to change" (the value drawn was the current one).
+#                 effort: the achieved rate is reported), drawn from every tunable `tune --show`
+#                 lists but those in SKIP (below), each value by its rule in pick_value. Every tune
+#                 exits 0, or refuses with "nothing to change" (the value drawn was the current one).
+#   chaos_fields  every tunable `tune --show` lists has a rule in pick_value or is in SKIP
 #   tune_pair     then for SIS_CHAOS_PAIR_SECS two concurrent tune loops change different fields
 #                 (prev-bias-threshold and sis-util-period-us); each reads its field back after
 #                 every write, and at the end `tune --show` has the last value each loop wrote:
@@ -23,7 +22,7 @@
 # Env knobs: SIS_CHAOS_SECS (default 60; 600 for the long run), SIS_CHAOS_RATE (tunes a second,
 # default 10), SIS_CHAOS_PAIR_SECS (default 15), SIS_CHAOS_GAP_MAX_CS (default 500 = 5 s),
 # SIS_CHAOS_MIX (the stress-ng stressors, default reliability.sh's mix), SIS_SCHED_ARGS.
-. /tests/lib.sh
+. /sis/lib.sh
 
 SECS=${SIS_CHAOS_SECS:-60}
 RATE=${SIS_CHAOS_RATE:-10}
@@ -36,18 +35,6 @@ T_START=$(now_cs)
 info "uname -r: $(uname -r), $N CPUs, SIS_CHAOS_SECS=$SECS rate=$RATE/s pair=${PAIR_SECS}s"
 guest_open
 [ -p /tmp/rel_nap.fifo ] || mkfifo /tmp/rel_nap.fifo
-
-# The tunables to draw from; balance-lag-us only where this scx_sis has it.
-FIELDS="prev-bias idle-core wake-sync cross-llc wakeq sis-util prev-bias-threshold sis-util-period-us slice-us wakeq-shards preset"
-if /bin/scx_sis tune --help 2>/dev/null | grep -q -- '--balance-lag-us'; then
-  FIELDS="$FIELDS balance-lag-us"
-  info "balance-lag-us: supported, drawn"
-else
-  info "balance-lag-us: not in this scx_sis (tune --help), skipped"
-fi
-# shellcheck disable=SC2086
-set -- $FIELDS
-NFIELDS=$#
 
 # The stress-ng mix of reliability.sh at 2x the CPUs: fork, pipe, futex, schedpolicy, affinity and
 # yield get N/4 workers each, race-sched 1, cpu the rest.
@@ -69,6 +56,30 @@ rand_log() {
   return 0
 }
 
+# pick_value FIELD: a random value for tunable FIELD in _v; 1 when there is no rule for it. A
+# switch (on or off in `tune --show`, listed in SWITCHES) needs no rule of its own.
+pick_value() {
+  case " $SWITCHES " in
+    *" $1 "*)
+      if [ $((RANDOM % 2)) = 0 ]; then _v=on; else _v=off; fi
+      return 0 ;;
+  esac
+  case $1 in
+    sis-util)
+      case $((RANDOM % 3)) in 0) _v=off ;; 1) _v=linear ;; *) _v=quadratic ;; esac ;;
+    prev-bias-threshold) _v=$((RANDOM % 1001)) ;;
+    sis-util-period-us | slice-us) rand_log 100 1000000; _v=$RAND_V ;;
+    wakeq-shards) _v=$((RANDOM % 9)) ;;
+    balance-lag-us) rand_log 500 100000; _v=$RAND_V ;;
+    # 0 (steal whatever waits) one draw in 8, else up to 100 ms, steal.sh's longest.
+    steal-min-us)
+      if [ $((RANDOM % 8)) = 0 ]; then _v=0; else rand_log 100 100000; _v=$RAND_V; fi ;;
+    preset) if [ $((RANDOM % 2)) = 0 ]; then _v=plain; else _v=sis; fi ;;
+    *) return 1 ;;
+  esac
+  return 0
+}
+
 # pick_tune: a random field and value, as "--FIELD VALUE" in PICK; PICK_I is the field's index
 # in FIELDS (from 1).
 pick_tune() {
@@ -76,17 +87,7 @@ pick_tune() {
   # shellcheck disable=SC2086
   set -- $FIELDS
   shift $((PICK_I - 1))
-  case $1 in
-    prev-bias | idle-core | wake-sync | cross-llc | wakeq)
-      if [ $((RANDOM % 2)) = 0 ]; then _v=on; else _v=off; fi ;;
-    sis-util)
-      case $((RANDOM % 3)) in 0) _v=off ;; 1) _v=linear ;; *) _v=quadratic ;; esac ;;
-    prev-bias-threshold) _v=$((RANDOM % 1001)) ;;
-    sis-util-period-us | slice-us) rand_log 100 1000000; _v=$RAND_V ;;
-    wakeq-shards) _v=$((RANDOM % 9)) ;;
-    balance-lag-us) rand_log 500 100000; _v=$RAND_V ;;
-    preset) if [ $((RANDOM % 2)) = 0 ]; then _v=plain; else _v=sis; fi ;;
-  esac
+  pick_value "$1"
   PICK="--$1 $_v"
 }
 
@@ -214,6 +215,37 @@ watch_until() {
 guest_start --wakeq on --stats-interval 1 --exit-dump-len 262144 ${SIS_SCHED_ARGS:-}
 DAEMON=$GUEST_DAEMON
 info "$(grep -m1 '^policy:' "$SCHED_LOG" | cut -c1-300)"
+
+# The tunables to draw from: every name `tune --show` lists, but SKIP's:
+#   trace       `scx_sis trace` switches it; `tune` has no flag for it
+#   generation  the count of changes, not a tunable
+SKIP="trace generation"
+FIELDS=
+SWITCHES=
+fields_err=
+if /bin/scx_sis tune --show >/tmp/chaos_show 2>/tmp/chaos_show.err; then
+  while read -r show_k show_v; do
+    case " $SKIP " in *" $show_k "*) continue ;; esac
+    case $show_v in on | off) SWITCHES="$SWITCHES $show_k" ;; esac
+    if pick_value "$show_k"; then
+      FIELDS="$FIELDS $show_k"
+    else
+      fields_err="$fields_err $show_k ($show_v)"
+    fi
+  done </tmp/chaos_show
+else
+  fields_err=" (tune --show failed: $(head -n 1 /tmp/chaos_show.err))"
+fi
+FIELDS=${FIELDS# }
+# shellcheck disable=SC2086
+set -- $FIELDS
+NFIELDS=$#
+if [ -n "$fields_err" ] || [ "$NFIELDS" -eq 0 ]; then
+  fail chaos_fields "tunables neither drawn (a rule in pick_value) nor in SKIP:${fields_err:- none, but none to draw}"
+  [ "$NFIELDS" -gt 0 ] || { stop_sched; finish; }
+else
+  pass chaos_fields "drawn: $FIELDS; skipped: $SKIP"
+fi
 STARTS0=$(rel_count 'scx_sis on kernel' "$SCHED_LOG")
 RESTARTS0=$(rel_count 'asked for a restart' "$SCHED_LOG")
 

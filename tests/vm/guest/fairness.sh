@@ -1,7 +1,7 @@
 #!/bin/sh
-# Fairness across CPUs. Each case runs first under EEVDF, before scx_sis loads, then
-# under scx_sis; every PASS/FAIL line shows EEVDF's figures beside scx_sis's (the check is on
-# scx_sis's). Ticks are utime+stime from /proc/PID/stat (USER_HZ, 100 a second).
+# Fairness across CPUs, under scx_sis. The rt case runs first under EEVDF, before scx_sis loads:
+# its verdicts hold scx_sis's figures against EEVDF's from the same boot when EEVDF misses the
+# fixed bound too. Ticks are utime+stime from /proc/PID/stat (USER_HZ, 100 a second).
 #   n_plus_1_2cpu     3 busy loops under taskset -c 0,1: min/max of their ticks >= SIS_FAIR_MIN
 #   n_plus_1_8cpu     12 busy loops free to run on the 8 CPUs, over SIS_FAIR_N18_SECS: the same
 #   nice_across_cpus  a nice-0, a nice-5 and a second nice-0 loop under taskset -c 0,1: each nice-0
@@ -12,17 +12,18 @@
 #                     medians of runs with and without it, interleaved; or, when the hog costs EEVDF more
 #                     than that in the same boot, at most SIS_FAIR_RT_REL x EEVDF's slowdown; or,
 #                     beside the hog, no slower than EEVDF beside it: see below), and no wakeup is placed on the CPU the hog holds (held_wakeups 0,
-#                     summed over LLCs from `monitor --json` over the hog's run); held_avoided and
-#                     rescues reported. Before that, with a hog of its own: a busy loop free to run
+#                     summed over LLCs from `monitor --json` over the hog's run), and the hog ran
+#                     as SCHED_FIFO on CPU 1. Before that, with a hog of its own: a busy loop free to run
 #                     anywhere is running on CPU 1 when the hog takes it, and runs on elsewhere
 #                     (rt_displaced: its ticks over SIS_FAIR_RT_MOVED_SECS >= SIS_FAIR_RT_MOVED_MIN
-#                     of the window; EEVDF moves it at once). After it, under scx_sis only: a busy
+#                     of the window, or EEVDF's share when less; EEVDF moves it at once). After it, under scx_sis only: a busy
 #                     loop bound to the hog's CPU waits there beside a busy loop on CPU 0, and over
 #                     SIS_FAIR_RT_BOUND_SECS no idle CPU is woken to rescue what none may take
 #                     (rt_bound_waiter: every rescue moved a task, rescues <= migrations). Then,
 #                     the hold going on with only that bound loop in the held CPU's queue, hackbench
 #                     on the other CPUs of its LLC: their idle CPUs steal from each other
-#                     (rt_held_steal: steals other than from a kicker > 0 in that LLC)
+#                     (rt_held_steal: steals other than from a kicker > 0 in that LLC, the hog
+#                     still on at the end)
 #   preset_switch     under scx_sis only: two busy loops bound to CPU SIS_FAIR_SWITCH_CPU share it
 #                     under the plain preset, beside pipe ping-pong on the other CPUs, and the
 #                     preset goes back to sis (with SIS_FAIR_SWITCH_SLICE_US slices) while one of
@@ -34,8 +35,8 @@
 #                     LLC 1's share of `wakeups` must be >= SIS_FAIR_ATTR_MIN
 # then: scx_sis still enabled, dmesg clean, clean unload on SIGINT.
 # The guest measures and prints records (SIS-REC: kv fair_params, kv fair_CASE_WHO per case and
-# scheduler, mon fair_mon_CASE for scx_sis's monitor window); tests/vm/fairness.rs makes the
-# checks above on them. The last three stay here.
+# scheduler, mon fair_mon_CASE for scx_sis's monitor window where a check counts what the
+# scheduler did); tests/vm/fairness.rs makes the checks above on them. The last three stay here.
 #
 # Under TCG (thread=single) a busy vCPU takes host time from the others, so wakeup ping-pong
 # between two vCPUs (perf bench sched pipe) is ~20x slower beside any hog, EEVDF included:
@@ -64,7 +65,7 @@
 # SIS_FAIR_SWITCH_CPU (default 3), SIS_FAIR_SWITCH_SECS (default 4), SIS_FAIR_SWITCH_SLICE_US
 # (default 50000), SIS_FAIR_SWITCH_MIN (default 0.5),
 # SIS_FAIR_CASES (default "n1_2 n1_8 nice rt switch attr"), SIS_SCHED_ARGS (extra scx_sis arguments).
-. /tests/lib.sh
+. /sis/lib.sh
 
 SECS=${SIS_FAIR_SECS:-12}
 SETTLE=${SIS_FAIR_SETTLE:-2}
@@ -109,7 +110,7 @@ want_case() { case " $CASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # loops_window WIN SPEC...: one busy loop per SPEC ("CPULIST:NICE", CPULIST "-" for any CPU); after
 # SETTLE s, their ticks over WIN s; then they are killed. Sets LW_TICKS ("a=[A1 A2 ...] b=[B1 B2
-# ...]": each loop's ticks at the start and at the end, in SPEC order) and LW_WIN (centiseconds).
+# ...]": each loop's ticks at the start and at the end, in SPEC order).
 loops_window() {
   _win=$1
   shift
@@ -119,17 +120,13 @@ loops_window() {
     _pids="$_pids $REL_PID"
   done
   sleep "$SETTLE"
-  rel_now
-  _c0=$REL_NOW
   # shellcheck disable=SC2086  # one word per PID
   ticks_of $_pids
   _a=$TICKS_OF
   sleep "$_win"
-  rel_now
   # shellcheck disable=SC2086
   ticks_of $_pids
   _b=$TICKS_OF
-  LW_WIN=$((REL_NOW - _c0))
   # shellcheck disable=SC2086
   kill -KILL $_pids 2>/dev/null
   # shellcheck disable=SC2086
@@ -137,22 +134,12 @@ loops_window() {
   LW_TICKS="a=[$_a] b=[$_b]"
 }
 
-# with_mon WHO CASE CMD...: CMD, inside a monitor window (record mon fair_mon_CASE) when WHO is scx.
-with_mon() {
-  _who=$1 _case=$2
-  shift 2
-  [ "$_who" = scx ] && mon_window_start /tmp/fair_mon
-  "$@"
-  [ "$_who" = scx ] && mon_window_stop "fair_mon_$_case"
-  return 0
-}
-
 # --------------------------------------------------------------------------- the cases
 # Each case_* WHO measures (WHO: eevdf or scx) and prints its figures as record kv fair_CASE_WHO.
 
 case_n1_2() {
-  with_mon "$1" n1_2 loops_window "$SECS" 0,1:0 0,1:0 0,1:0
-  rec kv "fair_n1_2_$1" "win=$LW_WIN $LW_TICKS"
+  loops_window "$SECS" 0,1:0 0,1:0 0,1:0
+  rec kv "fair_n1_2_$1" "$LW_TICKS"
 }
 
 case_n1_8() {
@@ -165,13 +152,13 @@ case_n1_8() {
   # A longer window than the others': 12 loops on 8 CPUs in two LLCs even out by rotation, and
   # between the LLCs only through cross-LLC pulls, so their shares converge more slowly.
   # shellcheck disable=SC2086
-  with_mon "$1" n1_8 loops_window "$N18_SECS" $_specs
-  rec kv "fair_n1_8_$1" "win=$LW_WIN secs=$N18_SECS $LW_TICKS"
+  loops_window "$N18_SECS" $_specs
+  rec kv "fair_n1_8_$1" "secs=$N18_SECS $LW_TICKS"
 }
 
 case_nice() {
-  with_mon "$1" nice loops_window "$SECS" 0,1:0 0,1:5 0,1:0
-  rec kv "fair_nice_$1" "win=$LW_WIN $LW_TICKS"
+  loops_window "$SECS" 0,1:0 0,1:5 0,1:0
+  rec kv "fair_nice_$1" "$LW_TICKS"
 }
 
 # rt_once: one run of RT_WORK. Sets RT_ONE_CS (its wall time, cs) and RT_ONE_RC.
@@ -218,12 +205,10 @@ case_rt() {
   _got=$((REL_TICKS - _m0))
   rel_now
   _win=$((REL_NOW - _mc0))
-  rel_cpu "$_loop"
-  _on=$REL_CPU
   kill -KILL "$_loop" 2>/dev/null
   wait "$_loop" 2>/dev/null
   hog_stop
-  rec kv "fair_rtmove_$_who" "got=$_got win=$_win cpu=$RT_CPU on=$_on"
+  rec kv "fair_rtmove_$_who" "got=$_got win=$_win cpu=$RT_CPU"
   # The work alone, then beside a fresh hog, RT_REPS times: the host's speed drifts by 2x over a
   # minute, and interleaved runs share that drift (fairness.rs compares their medians).
   _rt0= _rt1= _rc0=0 _rc1=0 _hogd=
@@ -238,7 +223,8 @@ case_rt() {
       rel_stat "$HOG_PID"
       # shellcheck disable=SC2086  # word splitting intended
       set -- $REL_STAT
-      _hogd="hog pid $HOG_PID policy=${39} cpu=${37}"
+      # Fields 41 (policy) and 39 (the CPU it last ran on) of /proc/PID/stat.
+      _hogd="hog_policy=${39} hog_cpu=${37}"
     fi
     rt_once
     _rt1="$_rt1 $RT_ONE_CS"
@@ -250,7 +236,7 @@ case_rt() {
     sleep 0.5
     mon_window_stop fair_mon_rt
   fi
-  rec kv "fair_rt_$_who" "rt0=[${_rt0# }] rt0_rc=$_rc0 rt1=[${_rt1# }] rt1_rc=$_rc1 hog=[$_hogd]"
+  rec kv "fair_rt_$_who" "rt0=[${_rt0# }] rt0_rc=$_rc0 rt1=[${_rt1# }] rt1_rc=$_rc1 cpu=$RT_CPU $_hogd"
   [ "$_who" = scx ] && rt_bound_waiter
 }
 
@@ -270,8 +256,7 @@ rt_bound_waiter() {
   mon_window_start /tmp/fair_mon_bound
   sleep "$RT_BOUND_SECS"
   mon_window_stop fair_mon_rtbound
-  rel_ticks "$_bound"
-  rec kv fair_rtbound "bound_ticks=$REL_TICKS secs=$RT_BOUND_SECS cpu=$RT_CPU"
+  rec kv fair_rtbound "secs=$RT_BOUND_SECS cpu=$RT_CPU"
   # Still in the hold, the held CPU's queue holding only the task bound to it: hackbench on the
   # other CPUs of its LLC, whose idle CPUs must go on stealing from each other.
   _llc=$(cat /sys/devices/system/cpu/cpu$RT_CPU/cache/index3/shared_cpu_list 2>/dev/null)
@@ -289,9 +274,8 @@ rt_bound_waiter() {
   mon_window_start /tmp/fair_mon_heldsteal
   # shellcheck disable=SC2086  # word splitting intended
   timeout "$RT_STEAL_SECS" taskset -c "$_mates" $RT_STEAL_WORK >/dev/null 2>&1
-  _hrc=$?
   mon_window_stop fair_mon_heldsteal
-  rec kv fair_heldsteal "cpus=$_mates llc=$_llc llc_index=$_lidx rc=$_hrc hog_alive=$(kill -0 "$HOG_PID" 2>/dev/null && echo 1 || echo 0)"
+  rec kv fair_heldsteal "cpus=$_mates llc=$_llc llc_index=$_lidx hog_alive=$(kill -0 "$HOG_PID" 2>/dev/null && echo 1 || echo 0)"
   kill -KILL "$_busy" "$_bound" 2>/dev/null
   wait "$_busy" "$_bound" 2>/dev/null
   hog_stop
@@ -321,84 +305,58 @@ case_switch() {
   spin_nice "$SWITCH_CPU" 0
   _l2=$REL_PID
   sleep 1
-  mon_window_start /tmp/fair_mon_switch
   _err=
   /bin/scx_sis tune --preset sis --slice-us "$SWITCH_SLICE_US" >/tmp/fair_switch.out 2>&1 ||
     _err="err=tune_sis:$(head -n 1 /tmp/fair_switch.out | tr ' ' '_' | cut -c1-80)"
-  rel_now
-  _c0=$REL_NOW
   ticks_of "$_l1" "$_l2"
   _a=$TICKS_OF
   sleep "$SWITCH_SECS"
-  rel_now
   ticks_of "$_l1" "$_l2"
   _b=$TICKS_OF
-  mon_window_stop fair_mon_switch
   kill -KILL "$_l1" "$_l2" "$_pp" 2>/dev/null
   wait "$_l1" "$_l2" "$_pp" 2>/dev/null
   [ -n "$_slice0" ] && /bin/scx_sis tune --slice-us "$_slice0" >/dev/null 2>&1
-  rec kv fair_switch_scx "${_err:+$_err }win=$((REL_NOW - _c0)) a=[$_a] b=[$_b] cpu=$SWITCH_CPU slice_us=$SWITCH_SLICE_US secs=$SWITCH_SECS"
+  rec kv fair_switch_scx "${_err:+$_err }a=[$_a] b=[$_b] cpu=$SWITCH_CPU slice_us=$SWITCH_SLICE_US secs=$SWITCH_SECS"
 }
 
-# case_attr WHO: the FIFO ping-pong for ATTR_SECS; rt = round trips (by hundreds), cpu = the CPU
-# the wakee last ran on.
+# case_attr WHO (scx only; the monitor's wakeups by LLC are the figure): the FIFO ping-pong for
+# ATTR_SECS inside a monitor window (record mon fair_mon_attr).
 case_attr() {
-  rm -f /tmp/fair_fa /tmp/fair_fb /tmp/fair_attr_n
+  [ "$1" = scx ] || return 0
+  rm -f /tmp/fair_fa /tmp/fair_fb
   mkfifo /tmp/fair_fa /tmp/fair_fb
-  [ "$1" = scx ] && mon_window_start /tmp/fair_mon
+  mon_window_start /tmp/fair_mon
   # shellcheck disable=SC2016  # expanded by the child shells
   taskset -c 4-$((N - 1)) sh -c 'exec 3</tmp/fair_fa 4>/tmp/fair_fb; while read -r _ <&3; do echo y >&4; done' &
   _wakee=$!
   # shellcheck disable=SC2016
-  taskset -c 0 sh -c 'exec 3>/tmp/fair_fa 4</tmp/fair_fb; i=0
-    while :; do echo x >&3; read -r _ <&4 || exit 0; i=$((i + 1)); case $i in *00) echo $i >/tmp/fair_attr_n ;; esac; done' &
+  taskset -c 0 sh -c 'exec 3>/tmp/fair_fa 4</tmp/fair_fb
+    while :; do echo x >&3; read -r _ <&4 || exit 0; done' &
   _waker=$!
-  if [ "$1" = scx ] && [ -n "$KPROBE" ]; then
-    perf stat -x, -a -e "kprobes:$KPROBE" -o /tmp/fair_perf -- sleep "$ATTR_SECS" >/dev/null 2>&1
-    while IFS=, read -r _pv _ _pe _; do
-      case $_pe in kprobes:*) ATTR_KPROBE=$_pv ;; esac
-    done </tmp/fair_perf
-  else
-    sleep "$ATTR_SECS"
-  fi
-  rel_cpu "$_wakee"
-  _wcpu=$REL_CPU
+  sleep "$ATTR_SECS"
   kill -KILL "$_waker" "$_wakee" 2>/dev/null
   wait "$_waker" "$_wakee" 2>/dev/null
-  [ "$1" = scx ] && mon_window_stop fair_mon_attr
-  _n=0
-  read -r _n 2>/dev/null </tmp/fair_attr_n
-  rec kv "fair_attr_$1" "rt=${_n:-0} cpu=$_wcpu kprobe=${ATTR_KPROBE:-n/a}"
+  mon_window_stop fair_mon_attr
 }
 
 # --------------------------------------------------------------------------- EEVDF first
-for c in n1_2 n1_8 nice rt switch attr; do
-  want_case $c || continue
+# Only the rt case's verdicts read EEVDF's figures (fairness.rs).
+if want_case rt; then
   _t0=$(now_cs)
-  "case_$c" eevdf
-  info "EEVDF $c measured in $(fmt_cs $(($(now_cs) - _t0)))s"
-done
+  case_rt eevdf
+  info "EEVDF rt measured in $(fmt_cs $(($(now_cs) - _t0)))s"
+fi
 
 # --------------------------------------------------------------------------- scx_sis
 # shellcheck disable=SC2086
 guest_start ${SIS_SCHED_ARGS:-}
 info "$(grep -m1 'scx_sis on kernel' "$SCHED_LOG" | cut -c1-200)"
 info "$(grep -m1 '^policy:' "$SCHED_LOG" | cut -c1-300)"
-# For attribution: the kernel's own count of select_task_rq_scx() calls (a kprobe counted by perf),
-# to set beside the scheduler's `wakeups` (best effort, a diagnostic only).
-KPROBE=
-ATTR_KPROBE=
-KPROBE_EVENTS=/sys/kernel/tracing/kprobe_events
-if want_case attr && echo 'p:sis_fair_select select_task_rq_scx' >>"$KPROBE_EVENTS" 2>/dev/null; then
-  KPROBE=sis_fair_select
-fi
 
 for c in n1_2 n1_8 nice rt switch attr; do
   want_case $c || continue
   "case_$c" scx
 done
-
-[ -n "$KPROBE" ] && echo "-:$KPROBE" >>"$KPROBE_EVENTS" 2>/dev/null
 
 # --------------------------------------------------------------------------- still in charge, unload
 guest_close

@@ -10,7 +10,7 @@
 # resume (pm_test core) with a monitor and a trace running, a pin directory that is not root's
 # (status 8) and a kernel without a config file for libbpf (status 3, the files named).
 # Env: SIS_FLEET_HOTPLUG_CPU (default 3), SIS_FLEET_STORM_SECS (default 20).
-. /tests/lib.sh
+. /sis/lib.sh
 
 HCPU=${SIS_FLEET_HOTPLUG_CPU:-3}
 ONLINE=/sys/devices/system/cpu/cpu$HCPU/online

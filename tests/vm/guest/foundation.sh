@@ -3,7 +3,7 @@
 # stress-ng mix without a watchdog ejection, and unloads cleanly on SIGINT.
 # Env knobs: SIS_SCHED_ARGS (extra scx_sis args), SIS_HACKBENCH_ARGS, SIS_NICE_SECS,
 # SIS_STRESS_SECS, SIS_STRESS_ARGS.
-. /tests/lib.sh
+. /sis/lib.sh
 
 info "uname -r: $(uname -r)"
 info "boot to guest script: $(cut -d' ' -f1 /proc/uptime)s"

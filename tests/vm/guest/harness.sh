@@ -2,7 +2,7 @@
 # Self-test of the VM harness, no scheduler needed (runs under the kernel's default scheduler):
 # sched_ext present and disabled, promised topology, the workloads run.
 # SIS_QUICK=1: only the boot/topology checks.
-. /tests/lib.sh
+. /sis/lib.sh
 
 info "uname -r: $(uname -r)"
 info "boot to guest script: $(cut -d' ' -f1 /proc/uptime)s"

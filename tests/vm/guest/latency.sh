@@ -10,7 +10,7 @@
 # Env: SIS_LAT_ROUNDS (default 3), SIS_LAT_LOOPS (cyclictest loops, default 300),
 #      SIS_HACKBENCH_ARGS (the background load: one run that outlasts the probes and is killed
 #      after them, as a user's long job; default -g 2 -T -l 1000000).
-. /tests/lib.sh
+. /sis/lib.sh
 
 rounds=${SIS_LAT_ROUNDS:-3}
 loops=${SIS_LAT_LOOPS:-300}

@@ -3,7 +3,7 @@
 # says the kernel has no sched_ext and names CONFIG_SCHED_CLASS_EXT, exit non-zero and leave
 # nothing behind. Not root is refused first, with its own line. `tune` and `monitor` say that no
 # instance runs.
-. /tests/lib.sh
+. /sis/lib.sh
 
 rel=$(uname -r)
 info "uname -r: $rel"

@@ -23,7 +23,7 @@
 # The guest runs the workloads and prints records (SIS-REC); tests/vm/policy.rs judges them: every
 # check above. The affinity checks keep the daemon (it wakes every 100 ms) and this shell on CPU 0
 # (no hog there), so the one CPU left without a hog is really idle.
-. /tests/lib.sh
+. /sis/lib.sh
 
 POL_CHECKS=${SIS_POL_CHECKS:-prevbias curves affinity}
 POL_NCPU=$(nproc)

@@ -25,7 +25,7 @@
 # The checks on numbers (affinity, kthreads, stress, monitor, hackbench, RSS, rt_preempt, the CPU
 # back after hotplug, its stats) are made by tests/vm/reliability.rs on the records (SIS-REC) this
 # script prints; the operational ones (bad input, faults, unload) here.
-. /tests/lib.sh
+. /sis/lib.sh
 . /tests/reliability_lib.sh
 
 SECS=${SIS_REL_SECS:-180}

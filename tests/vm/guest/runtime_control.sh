@@ -7,7 +7,7 @@
 # tests/vm/runtime_control.rs decodes and judges: one entry per LLC, prev_almost_idle and the
 # tunables' generation in each phase.
 # Env knobs: SIS_PREV_BIAS_THRESHOLD (default 500 per-mille), SIS_WORKLOAD (default: wakelat).
-. /tests/lib.sh
+. /sis/lib.sh
 
 PIN=/sys/fs/bpf/scx_sis/tunables
 THRESH=${SIS_PREV_BIAS_THRESHOLD:-500}

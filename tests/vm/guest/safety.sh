@@ -5,7 +5,7 @@
 # ends a monitor waiting on it. tests/vm/safety.rs judges the records: kv out_<case> (what a
 # target was before and after, the rc) and kv stopped_<case> (rc, centiseconds, whether the
 # daemon's pid was named).
-. /tests/lib.sh
+. /sis/lib.sh
 
 guest_open
 guest_start --stats-interval 60

@@ -8,7 +8,7 @@
 #   hb_eager     hackbench three times with --steal-min-us 0 (steal whatever waits), switched live.
 #   hb_lazy      hackbench once with --steal-min-us 100000: heads are left as young.
 # Env: SIS_HACKBENCH_ARGS (default "-g 2 -l 100").
-. /tests/lib.sh
+. /sis/lib.sh
 
 hb_args=${SIS_HACKBENCH_ARGS:--g 2 -l 100}
 guest_open

@@ -5,7 +5,7 @@
 # Each trace's JSON report and the trace-check of its file are records that tests/vm/trace.rs
 # judges against the scheduler's counters over the same window.
 # Env: SIS_HACKBENCH_ARGS (default -g 2 -l 60), SIS_PIPE_LOOPS (default 5000).
-. /tests/lib.sh
+. /sis/lib.sh
 
 hb_args=${SIS_HACKBENCH_ARGS:--g 2 -l 60}
 pipe_loops=${SIS_PIPE_LOOPS:-5000}

@@ -4,7 +4,7 @@
 # affinity, and 20 live toggles under hackbench lose nothing. tests/vm/wakeq.rs judges the records
 # (SIS-REC) of all but the operational checks (started, dmesg clean, unload).
 # Env: SIS_WAKEQ_SHARDS (N, default 2), SIS_WAKELAT_SECS (default 4), SIS_HACKBENCH_ARGS.
-. /tests/lib.sh
+. /sis/lib.sh
 
 shards=${SIS_WAKEQ_SHARDS:-2}
 wl_secs=${SIS_WAKELAT_SECS:-4}
