@@ -1,5 +1,6 @@
-//! The repository's map against the repository: every Rust module and BPF source of the two
-//! crates (`src/`, `lab/src/`) is named in docs/ARCHITECTURE.md's Layout section, and the README stays a page a user reads.
+//! The repository's map against the repository: docs/ARCHITECTURE.md's code map describes every
+//! folder that holds sources of the two crates (`src/`, `lab/src/`, the BPF side in `src/bpf/`
+//! included) and names no folder that is gone, and the README and the map stay pages one reads.
 //! No VM, no root: plain file reads.
 
 use std::collections::BTreeSet;
@@ -8,118 +9,183 @@ use std::path::{Path, PathBuf};
 
 /// The README is the user's first screen and a short reference; the rest lives in docs/.
 const README_MAX_LINES: usize = 250;
-const LAYOUT_HEADING: &str = "## Layout";
+/// ARCHITECTURE.md is a bird's-eye view; the details live beside the code.
+const ARCHITECTURE_MAX_LINES: usize = 250;
+const CODE_MAP_HEADING: &str = "## Code map";
+const ENTRY_PREFIX: &str = "### ";
+
+/// Where the crates' sources live.
+const SOURCE_ROOTS: [&str; 2] = ["src", "lab/src"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every file under `dir`, as paths relative to `base` with `/` separators.
-fn files_under(dir: &Path, base: &Path, out: &mut Vec<String>) {
+fn read(rel: &str) -> String {
+    fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
+}
+
+/// A source file: Rust, or the BPF side's C and headers.
+fn is_source(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("rs" | "c" | "h")
+    )
+}
+
+/// Every folder under `dir` (itself included) that directly holds a source file, as a path
+/// relative to `base` with `/` separators and a trailing `/` (`src/bpf/`).
+fn source_folders_under(dir: &Path, base: &Path, out: &mut BTreeSet<String>) {
     let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
     for entry in entries {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {
-            files_under(&path, base, out);
-        } else {
-            let rel = path.strip_prefix(base).expect("under base");
-            out.push(rel.to_string_lossy().replace('\\', "/"));
+            source_folders_under(&path, base, out);
+        } else if is_source(&path) {
+            let rel = dir.strip_prefix(base).expect("under base");
+            out.insert(format!("{}/", rel.to_string_lossy().replace('\\', "/")));
         }
     }
 }
 
-/// Where the crates' sources live.
-const SOURCE_DIRS: [&str; 2] = ["src", "lab/src"];
-
-/// The files the layout list must name: every `.rs` under the source directories, and the C
-/// sources and headers of src/bpf/.
-fn sources() -> Vec<String> {
+/// The folders the code map must describe.
+fn source_folders() -> BTreeSet<String> {
     let root = root();
-    let mut all = Vec::new();
-    for dir in SOURCE_DIRS {
-        files_under(&root.join(dir), &root, &mut all);
+    let mut folders = BTreeSet::new();
+    for dir in SOURCE_ROOTS {
+        source_folders_under(&root.join(dir), &root, &mut folders);
     }
-    let mut wanted: Vec<String> = all
-        .into_iter()
-        .filter(|p| {
-            p.ends_with(".rs")
-                || (p.starts_with("src/bpf/") && (p.ends_with(".c") || p.ends_with(".h")))
-        })
-        .collect();
-    wanted.sort();
-    wanted
+    folders
 }
 
-/// The Layout section of ARCHITECTURE.md: from its heading to the next `## ` heading.
-fn layout_section(doc: &str) -> &str {
+/// The code map section: from its heading to the next `## ` heading.
+fn code_map_section(doc: &str) -> &str {
     let start = doc
-        .find(&format!("\n{LAYOUT_HEADING}\n"))
-        .unwrap_or_else(|| panic!("docs/ARCHITECTURE.md has no '{LAYOUT_HEADING}' section"));
-    let body = &doc[start + 1 + LAYOUT_HEADING.len()..];
+        .find(&format!("\n{CODE_MAP_HEADING}\n"))
+        .unwrap_or_else(|| panic!("docs/ARCHITECTURE.md has no '{CODE_MAP_HEADING}' section"));
+    let body = &doc[start + 1 + CODE_MAP_HEADING.len()..];
     body.find("\n## ").map_or(body, |end| &body[..end])
 }
 
-/// Every `code span` of a markdown text. A file counts as mentioned only as a whole span, so a
-/// directory such as `src/trace/` names no file in it.
+/// Every `code span` of a markdown text.
 fn code_spans(text: &str) -> BTreeSet<&str> {
     text.split('`').skip(1).step_by(2).collect()
 }
 
-/// A file is mentioned when a code span holds its whole path from the repository root
-/// (`src/bpf/main.bpf.c`): a path from src/ would make `main.rs` name two files.
-fn unmentioned(files: &[String], spans: &BTreeSet<&str>) -> Vec<String> {
-    files
+/// One entry of the code map: the folder its heading names (the heading's first code span,
+/// `src/bpf/`) and its text up to the next entry.
+struct Entry<'a> {
+    folder: &'a str,
+    text: &'a str,
+}
+
+/// The code map's entries, in order. A heading without a code span names no folder and fails.
+fn entries(section: &str) -> Vec<Entry<'_>> {
+    let mut starts: Vec<usize> = section
+        .match_indices(&format!("\n{ENTRY_PREFIX}"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    starts.push(section.len());
+    starts
+        .windows(2)
+        .map(|w| {
+            let text = &section[w[0]..w[1]];
+            let heading = text.lines().next().unwrap_or_default();
+            let folder = code_spans(heading).into_iter().next().unwrap_or_else(|| {
+                panic!("the code map's entry '{heading}' names no folder in backticks")
+            });
+            Entry { folder, text }
+        })
+        .collect()
+}
+
+/// The folder a folder path sits in (`lab/src/bench/` for `lab/src/bench/plan/`), if any.
+fn parent(folder: &str) -> Option<&str> {
+    let trimmed = folder.strip_suffix('/')?;
+    trimmed.rfind('/').map(|i| &trimmed[..=i])
+}
+
+/// A folder is described when an entry's heading names it, or when its parent's entry names it
+/// in a code span, by its whole path or by its name alone (`svg/` in `src/trace/`'s entry).
+fn described(folder: &str, entries: &[Entry<'_>]) -> bool {
+    if entries.iter().any(|e| e.folder == folder) {
+        return true;
+    }
+    let Some(parent) = parent(folder) else {
+        return false;
+    };
+    let name = &folder[parent.len()..];
+    entries.iter().filter(|e| e.folder == parent).any(|e| {
+        code_spans(e.text)
+            .iter()
+            .any(|s| *s == name || *s == folder)
+    })
+}
+
+/// The folders `wanted` that no entry describes.
+fn undescribed(wanted: &BTreeSet<String>, entries: &[Entry<'_>]) -> Vec<String> {
+    wanted
         .iter()
-        .filter(|f| !spans.contains(f.as_str()))
+        .filter(|f| !described(f, entries))
         .cloned()
         .collect()
 }
 
+/// The folders the code map names by a path from the repository root: each entry's heading, and
+/// every code span of the section that is a relative path ending in `/` with a `/` before it
+/// (`lab/guest/`). A name alone (`svg/`) is part of its parent's description, held to the
+/// check above; a heading or a full path is an address, and must lead somewhere.
+fn named_paths<'a>(section: &'a str, entries: &[Entry<'a>]) -> BTreeSet<&'a str> {
+    let mut paths: BTreeSet<&str> = entries.iter().map(|e| e.folder).collect();
+    paths.extend(code_spans(section).into_iter().filter(|s| {
+        s.ends_with('/')
+            && s.trim_end_matches('/').contains('/')
+            && !s.starts_with(['/', '.', '~'])
+            && !s.contains(' ')
+    }));
+    paths
+}
+
 #[test]
-fn architecture_layout_names_every_source_file() {
-    let doc = fs::read_to_string(root().join("docs/ARCHITECTURE.md"))
-        .expect("docs/ARCHITECTURE.md is readable");
-    let files = sources();
-    assert!(
-        files.iter().any(|f| f == "src/lib.rs") && files.iter().any(|f| f == "src/bpf/intf.h"),
-        "the walk of src/ found neither src/lib.rs nor src/bpf/intf.h: {files:?}"
-    );
-    let missing = unmentioned(&files, &code_spans(layout_section(&doc)));
+fn the_code_map_describes_every_source_folder() {
+    let doc = read("docs/ARCHITECTURE.md");
+    let section = code_map_section(&doc);
+    let wanted = source_folders();
+    for sure in ["src/", "src/bpf/", "lab/src/"] {
+        assert!(
+            wanted.contains(sure),
+            "the walk of the sources missed {sure}: {wanted:?}"
+        );
+    }
+    let missing = undescribed(&wanted, &entries(section));
     assert!(
         missing.is_empty(),
-        "docs/ARCHITECTURE.md's {LAYOUT_HEADING} section does not name these files (add a line \
-         with the path in backticks, e.g. `src/x.rs`: what it holds):\n  {}",
+        "docs/ARCHITECTURE.md's code map has no entry for these folders (add one headed \
+         {ENTRY_PREFIX}`FOLDER/`: what the folder holds, its invariants, what it may and may not \
+         use; or name a subfolder as `NAME/` in its parent's entry):\n  {}",
         missing.join("\n  ")
     );
 }
 
 #[test]
-fn architecture_layout_names_no_file_that_is_gone() {
-    let doc = fs::read_to_string(root().join("docs/ARCHITECTURE.md"))
-        .expect("docs/ARCHITECTURE.md is readable");
-    let files = sources();
-    let stale: Vec<&str> = code_spans(layout_section(&doc))
+fn the_code_map_names_no_folder_that_is_gone() {
+    let doc = read("docs/ARCHITECTURE.md");
+    let section = code_map_section(&doc);
+    let entries = entries(section);
+    let gone: Vec<&str> = named_paths(section, &entries)
         .into_iter()
-        .filter(|span| {
-            SOURCE_DIRS
-                .iter()
-                .any(|d| span.starts_with(&format!("{d}/")))
-                && !span.ends_with('/')
-        })
-        .filter(|span| !files.iter().any(|f| f == span))
+        .filter(|p| !root().join(p).is_dir())
         .collect();
     assert!(
-        stale.is_empty(),
-        "docs/ARCHITECTURE.md's {LAYOUT_HEADING} section names files that are not in the \
-         source directories (renamed or removed?):\n  {}",
-        stale.join("\n  ")
+        gone.is_empty(),
+        "docs/ARCHITECTURE.md's code map names folders that do not exist (renamed or removed?):\n  {}",
+        gone.join("\n  ")
     );
 }
 
 #[test]
 fn readme_is_at_most_a_user_page_long() {
-    let readme = fs::read_to_string(root().join("README.md")).expect("README.md is readable");
-    let lines = readme.lines().count();
+    let lines = read("README.md").lines().count();
     assert!(
         lines <= README_MAX_LINES,
         "README.md has {lines} lines, more than {README_MAX_LINES}: move reference material to docs/"
@@ -127,11 +193,39 @@ fn readme_is_at_most_a_user_page_long() {
 }
 
 #[test]
-fn a_file_is_mentioned_only_by_its_whole_path() {
-    let files = vec!["src/main.rs".to_string(), "src/trace/event.rs".to_string()];
-    let spans = code_spans("`main.rs`, `src/trace/` and `trace/event.rs`; `src/main.rs` x");
+fn architecture_is_a_birds_eye_view() {
+    let lines = read("docs/ARCHITECTURE.md").lines().count();
+    assert!(
+        lines <= ARCHITECTURE_MAX_LINES,
+        "docs/ARCHITECTURE.md has {lines} lines, more than {ARCHITECTURE_MAX_LINES}: say it beside \
+         the code (a module doc comment, a header's comment) and link to it"
+    );
+}
+
+#[test]
+fn a_folder_is_described_by_its_entry_or_by_name_in_its_parents() {
+    let section = "\n### `src/`\nroot\n### `src/trace/`\nwith `svg/`, and `src/x/` named\n\
+                   ### `lab/src/bench/`\nstages: plan, `run/`\n";
+    let entries = entries(section);
+    let wanted: BTreeSet<String> = [
+        "src/",
+        "src/trace/",
+        "src/trace/svg/",
+        "src/load/",
+        "src/trace/svg/deep/",
+        "lab/src/bench/plan/",
+        "lab/src/bench/run/",
+    ]
+    .map(String::from)
+    .into();
+    // src/load/ has no entry and its parent's entry does not name it; a name counts only in
+    // the parent's own entry and only as a code span.
     assert_eq!(
-        unmentioned(&files, &spans),
-        vec!["src/trace/event.rs".to_string()]
+        undescribed(&wanted, &entries),
+        ["lab/src/bench/plan/", "src/load/", "src/trace/svg/deep/"].map(String::from)
+    );
+    assert_eq!(
+        named_paths(section, &entries),
+        ["lab/src/bench/", "src/", "src/trace/", "src/x/"].into()
     );
 }
