@@ -22,10 +22,12 @@ if [ "${1:-}" = "--matrix" ]; then
   echo "test: foundation, runtime_control and the RT hog on ${SCX_SIS_MATRIX:-every series with sched_ext (tests/vm/matrix.rs)}" >&2
   exec cargo test --release --test vm matrix -- --ignored --exact --test-threads=1
 fi
-echo "test: style (cargo fmt, clang-format, clippy -D warnings)" >&2
+echo "test: style (cargo fmt, clang-format, clippy -D warnings, each BPF header alone)" >&2
 cargo fmt --all --check
 clang-format-19 --dry-run --Werror src/bpf/*.c src/bpf/*.h
 cargo clippy --release --all-targets --quiet -- -D warnings
+# After clippy: the build it ran left the scx and libbpf headers the check compiles against.
+scripts/check-bpf-headers.sh
 scripts/check-package.sh
 
 echo "test: unit tests and VM tests (two VMs at a time; tests/vm/main.rs VM_SLOTS)" >&2
