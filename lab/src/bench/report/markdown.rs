@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::repeats::{ratio, summarize, Summary};
-use super::run_record::{self, Metric, RunRecord};
-use super::workload::{Custom, Workload, HW_EVENTS};
+use crate::bench::judge::repeats::{ratio, summarize, Summary};
+use crate::bench::record::run_record::{self, Metric, RunRecord};
+use crate::bench::run::workload::{Custom, Workload, HW_EVENTS};
 use scx_sis::verdict::{self, Bootstrap, Interval, Verdict, CONFIDENCE, MIN_TRUSTED_RUNS};
 
 /// What the report needs besides the records.
@@ -941,7 +941,7 @@ mod tests {
 
     #[test]
     fn a_custom_workload_is_judged_by_its_named_metric() {
-        use crate::bench::workload::{parse_custom, parse_metric};
+        use crate::bench::run::workload::{parse_custom, parse_metric};
         let mut c = parse_custom("pipeops=perf bench sched pipe -l 1000").unwrap();
         c.metrics.push(
             parse_metric("pipeops:ops/s:higher=([0-9]+) ops/sec")

@@ -14,13 +14,13 @@ use scx_sis::load::verifier;
 use scx_sis::stats::{LlcMetrics, Metrics};
 
 use super::bpf_stats::{bpf_delta, bpf_total_ns, select_only, struct_ops_progs};
-use super::config::ConfigSpec;
-use super::plan::Plan;
-use super::run_record::RunRecord;
 use super::runner::Env;
 use super::switch::{check_active, Active};
 use super::under_load;
 use super::workload::{self, Custom, Sizing, Workload};
+use crate::bench::plan::config::ConfigSpec;
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record::RunRecord;
 
 struct Output {
     status: std::process::ExitStatus,

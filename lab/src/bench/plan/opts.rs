@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::config::{BASELINE, BUILTIN, ON_REQUEST, SCALING_DEFAULT, TRACE_FLAG};
-use super::under_load;
-use super::workload::{self, Workload};
+use crate::bench::run::under_load;
+use crate::bench::run::workload::{self, Workload};
 
 // The flags of `scx_sis_lab bench`; its about is the Bench variant's doc in main.rs.
 #[derive(Debug, Clone, Args)]

@@ -10,11 +10,13 @@ use anyhow::{bail, Context, Result};
 
 use scx_sis::{load::preflight, process::shutdown};
 
-use super::config::Target;
-use super::opts::BenchOpts;
-use super::plan::Plan;
-use super::results::{save_plan, write_results, Jsonl};
-use super::{locate, run_record, runner};
+use super::runner;
+use crate::bench::plan::config::Target;
+use crate::bench::plan::locate;
+use crate::bench::plan::BenchOpts;
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record;
+use crate::bench::report::results::{save_plan, write_results, Jsonl};
 
 /// What the first SIGINT/SIGTERM says; a second one quits at once.
 pub const INTERRUPTED: &str = "bench: interrupted, stopping after cleanup (again to quit now)";

@@ -12,11 +12,11 @@ use anyhow::{bail, Context, Result};
 use scx_sis_lab::elapsed::hms;
 
 use super::bpf_stats::enable_bpf_stats;
-use super::markdown;
 use super::measure::measure;
-use super::plan::Plan;
-use super::run_record::RunRecord;
 use super::switch::{switch_to, Active};
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record::RunRecord;
+use crate::bench::report::markdown;
 
 /// Where and how the runner runs.
 pub struct Env {
@@ -139,8 +139,8 @@ pub fn run_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::config::resolve;
-    use crate::bench::workload::Workload;
+    use crate::bench::plan::config::resolve;
+    use crate::bench::run::workload::Workload;
 
     #[test]
     fn each_configuration_runs_once_in_each_place_over_n_rounds() {
@@ -216,7 +216,7 @@ mod tests {
         // In between: more than --repeats, fewer than the budget, and narrow when it stopped.
         let (done, records) = rounds_until_narrow(0.05, 3, 40);
         assert!(done > 3 && done < 40, "{done} rounds");
-        let plan_meta = |n| crate::bench::markdown::Meta {
+        let plan_meta = |n| crate::bench::report::markdown::Meta {
             until_ci: Some(10.0),
             ..until_ci_plan(n, 40).meta(vec![])
         };

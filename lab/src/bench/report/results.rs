@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use scx_sis_lab::elapsed::hms;
 
-use super::plan::Plan;
-use super::run_record::RunRecord;
 use super::{markdown, plot};
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record::RunRecord;
 
 /// Write results.md and results.svg from the records, and the SVG to `svg_copy` too; returns
 /// the markdown.

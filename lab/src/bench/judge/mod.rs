@@ -1,0 +1,3 @@
+//! The judge stage: what the records say. The repeats of each measurement summarized.
+
+pub mod repeats;

@@ -1,0 +1,4 @@
+//! The record stage: what a run leaves behind. One record per measured run, on the guest's
+//! console and in runs.jsonl, and the metrics the later stages take from it.
+
+pub mod run_record;
