@@ -16,7 +16,8 @@ use crate::bench::plan::locate;
 use crate::bench::plan::BenchOpts;
 use crate::bench::plan::Plan;
 use crate::bench::record::run_record;
-use crate::bench::report::results::{save_plan, write_results, Jsonl};
+use crate::bench::record::saved::{save_plan, Jsonl};
+use crate::bench::report::results::write_results;
 
 /// What the first SIGINT/SIGTERM says; a second one quits at once.
 pub const INTERRUPTED: &str = "bench: interrupted, stopping after cleanup (again to quit now)";

@@ -21,7 +21,8 @@ use crate::bench::plan::locate;
 use crate::bench::plan::BenchOpts;
 use crate::bench::plan::Plan;
 use crate::bench::record::run_record::{parse_record, RunRecord, PROGRESS};
-use crate::bench::report::results::{save_plan, write_results, Jsonl};
+use crate::bench::record::saved::{save_plan, Jsonl};
+use crate::bench::report::results::write_results;
 
 /// A generous bound on one VM's run time.
 fn estimate_timeout(plan: &Plan, cpus: u32) -> u64 {
