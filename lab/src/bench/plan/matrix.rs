@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use scx_sis::policy::tunables;
 
 use super::config::{self, ConfigSpec, Target};
+use super::meta::Meta;
 use super::opts::BenchOpts;
-use crate::bench::report::markdown;
 use crate::bench::run::workload::{self, Custom, Workload};
 
 /// --until-ci's budget unless --max-repeats says otherwise.
@@ -87,8 +87,9 @@ impl Plan {
         self.max_repeats.unwrap_or(self.repeats).max(self.repeats)
     }
 
-    pub fn meta(&self, notes: Vec<String>) -> markdown::Meta {
-        markdown::Meta {
+    /// What the judge and the report read of this plan, with the notes for the report's header.
+    pub fn meta(&self, notes: Vec<String>) -> Meta {
+        Meta {
             configs: self
                 .configs
                 .iter()

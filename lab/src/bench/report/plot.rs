@@ -11,8 +11,9 @@ use svg::node::element::{Element, Group, Line, Rectangle, Title};
 use svg::node::{Node, Value};
 use svg::Document;
 
-use super::markdown::{samples, summary, Meta};
+use crate::bench::judge::repeats::{configs_with_runs, samples, summary};
 use crate::bench::plan::config::BASELINE;
+use crate::bench::plan::meta::Meta;
 use crate::bench::record::run_record::{self, Metric, RunRecord};
 use scx_sis::verdict::{Bootstrap, CONFIDENCE};
 
@@ -84,12 +85,7 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
     let mut boot = Bootstrap::default();
     let mut panels = Vec::new();
     for &w in &meta.workloads {
-        let configs: Vec<&str> = meta
-            .configs
-            .iter()
-            .map(|(c, _)| c.as_str())
-            .filter(|c| records.iter().any(|r| r.config == *c && r.workload == w))
-            .collect();
+        let configs = configs_with_runs(meta, records, w);
         if configs.is_empty() {
             continue;
         }

@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use scx_sis_lab::elapsed::hms;
 
 use super::{markdown, plot};
+use crate::bench::plan::meta::Meta;
 use crate::bench::plan::Plan;
 use crate::bench::record::run_record::RunRecord;
 use crate::bench::record::saved::{self, save_plan};
@@ -20,7 +21,7 @@ use crate::bench::record::saved::{self, save_plan};
 fn render(
     out: &Path,
     records: &[RunRecord],
-    meta: &markdown::Meta,
+    meta: &Meta,
     svg_copy: Option<&Path>,
 ) -> Result<String> {
     let md = markdown::markdown(records, meta);

@@ -14,9 +14,9 @@ use scx_sis_lab::elapsed::hms;
 use super::bpf_stats::enable_bpf_stats;
 use super::measure::measure;
 use super::switch::{switch_to, Active};
+use crate::bench::judge::verdicts::ci_status;
 use crate::bench::plan::Plan;
 use crate::bench::record::run_record::RunRecord;
-use crate::bench::report::markdown;
 
 /// Where and how the runner runs.
 pub struct Env {
@@ -43,7 +43,7 @@ pub fn another_round(plan: &Plan, records: &[RunRecord], done: u32) -> bool {
     if done >= plan.max_rounds() {
         return false;
     }
-    markdown::ci_status(records, &plan.meta(vec![])).is_some_and(|s| !s.narrow)
+    ci_status(records, &plan.meta(vec![])).is_some_and(|s| !s.narrow)
 }
 
 /// The configurations' order in round `round` (from 1) of `n`: the given order, rotated by
@@ -117,7 +117,7 @@ pub fn run_plan(
                 done += 1;
             }
         }
-        if let Some(s) = markdown::ci_status(&records, &plan.meta(vec![])) {
+        if let Some(s) = ci_status(&records, &plan.meta(vec![])) {
             eprintln!(
                 "{} after round {repeat}: widest interval {:.1}% ({}), target {}%",
                 env.progress, s.widest_pct, s.widest, s.target_pct
@@ -216,11 +216,11 @@ mod tests {
         // In between: more than --repeats, fewer than the budget, and narrow when it stopped.
         let (done, records) = rounds_until_narrow(0.05, 3, 40);
         assert!(done > 3 && done < 40, "{done} rounds");
-        let plan_meta = |n| crate::bench::report::markdown::Meta {
+        let plan_meta = |n| crate::bench::plan::meta::Meta {
             until_ci: Some(10.0),
             ..until_ci_plan(n, 40).meta(vec![])
         };
-        let s = markdown::ci_status(&records, &plan_meta(3)).unwrap();
+        let s = ci_status(&records, &plan_meta(3)).unwrap();
         assert!(
             s.narrow && s.widest_pct < 10.0,
             "{} {}",
@@ -232,7 +232,7 @@ mod tests {
             .filter(|r| r.repeat < done)
             .cloned()
             .collect();
-        let s = markdown::ci_status(&fewer, &plan_meta(3)).unwrap();
+        let s = ci_status(&fewer, &plan_meta(3)).unwrap();
         assert!(
             !s.narrow,
             "one round earlier it was still {}% wide",
