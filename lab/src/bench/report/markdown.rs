@@ -12,7 +12,8 @@ use crate::bench::judge::repeats::{configs_with_runs, measured, ratio, summary, 
 use crate::bench::judge::verdicts::{ci_status, verdicts, Row};
 use crate::bench::plan::meta::Meta;
 use crate::bench::record::run_record::{self, Metric, RunRecord};
-use crate::bench::run::workload::{Workload, HW_EVENTS};
+use crate::bench::run::perf_stat::HW_EVENTS;
+use crate::bench::run::workload::Workload;
 use scx_sis::verdict::{CONFIDENCE, MIN_TRUSTED_RUNS};
 
 fn interval_cells(r: &Row) -> (String, String, String) {

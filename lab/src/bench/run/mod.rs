@@ -8,6 +8,7 @@
 pub mod bpf_stats;
 pub mod measure;
 pub mod native;
+pub mod perf_stat;
 pub mod runner;
 pub mod supervise;
 pub mod switch;
