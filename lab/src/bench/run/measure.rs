@@ -14,8 +14,8 @@ use scx_sis::load::verifier;
 use scx_sis::stats::{LlcMetrics, Metrics};
 
 use super::bpf_stats::{bpf_delta, bpf_total_ns, select_only, struct_ops_progs};
+use super::env::Env;
 use super::perf_stat;
-use super::runner::Env;
 use super::switch::{check_active, Active};
 use super::under_load;
 use super::workload::{self, Custom, Sizing, Workload};

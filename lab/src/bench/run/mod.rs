@@ -6,6 +6,7 @@
 //! records (vm.rs).
 
 pub mod bpf_stats;
+pub mod env;
 pub mod measure;
 pub mod native;
 pub mod perf_stat;

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 
 use scx_sis::{load::preflight, process::shutdown};
 
+use super::env::Env;
 use super::runner;
 use crate::bench::plan::config::Target;
 use crate::bench::plan::locate;
@@ -70,13 +71,8 @@ fn check(plan: &Plan) -> Result<()> {
 }
 
 /// Where and how the runner runs on this machine.
-fn env(
-    opts: &BenchOpts,
-    topo: String,
-    dir: PathBuf,
-    progress: &'static str,
-) -> Result<runner::Env> {
-    Ok(runner::Env {
+fn env(opts: &BenchOpts, topo: String, dir: PathBuf, progress: &'static str) -> Result<Env> {
+    Ok(Env {
         sched_exe: locate::scheduler_binary(opts.bin.as_deref())?,
         lab_exe: locate::this_binary()?,
         cpus: online_cpus(),

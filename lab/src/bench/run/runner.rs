@@ -4,7 +4,6 @@
 //! supervised in process.rs, bpf_stats is read in bpf_stats.rs.
 
 use std::fs;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -12,26 +11,12 @@ use anyhow::{bail, Context, Result};
 use scx_sis_lab::elapsed::hms;
 
 use super::bpf_stats::enable_bpf_stats;
+use super::env::Env;
 use super::measure::measure;
 use super::switch::{switch_to, Active};
 use crate::bench::judge::verdicts::ci_status;
 use crate::bench::plan::Plan;
 use crate::bench::record::run_record::RunRecord;
-
-/// Where and how the runner runs.
-pub struct Env {
-    /// The scx_sis binary, run as the daemon.
-    pub sched_exe: PathBuf,
-    /// The scx_sis_lab binary, run as the wakelat workload.
-    pub lab_exe: PathBuf,
-    pub cpus: u32,
-    pub topo: String,
-    pub kernel: String,
-    /// Scratch files (workload output, perf stat output) and scheduler logs.
-    pub dir: PathBuf,
-    /// Prefix of the progress lines on stderr.
-    pub progress: &'static str,
-}
 
 /// After `done` rounds with these records, is another round due? The first `plan.repeats`
 /// always run; with `until_ci`, more follow until every verdict's interval is narrower than
