@@ -169,7 +169,7 @@ fn config_help() -> String {
     )
 }
 
-/// --workloads' help, from the lists workload.rs keeps.
+/// --workloads' help, from the lists run/workload.rs and run/under_load.rs keep.
 fn workloads_help() -> String {
     format!(
         "Workloads: {} ({} run under a hackbench loop: cyclictest's wakeup latency, a start \

@@ -1,7 +1,7 @@
 //! The native runner's round loop: every round brings the machine into each configuration in
 //! turn (switch.rs) and measures every workload under it (measure.rs), until the rounds asked
-//! for ran or, with `until_ci`, the intervals are narrow. The processes it starts are
-//! supervised in process.rs, bpf_stats is read in bpf_stats.rs.
+//! for ran or, with `until_ci`, the intervals are narrow (judge/verdicts.rs). The processes it
+//! starts are supervised in supervise.rs, bpf_stats is read in bpf_stats.rs.
 
 use std::fs;
 use std::sync::atomic::{AtomicBool, Ordering};
