@@ -5,6 +5,11 @@
 //! Natively it needs root and a sched_ext kernel. `--vm` boots the project's VM instead: the
 //! guest runs `scx_sis_lab bench --native-guest` (lab/guest/bench.sh) and prints one
 //! `SIS-BENCH {json}` line per run; the host renders them.
+//!
+//! A bench goes through five stages, a folder each: plan/ (what to run), run/ (running it, here
+//! or in the VM), record/ (what each run leaves), judge/ (what the records say) and report/ (the
+//! markdown report and the plot). native.rs and vm.rs (run/) end a bench by writing its report;
+//! the runner asks the judge whether `--until-ci` wants another round.
 
 mod judge;
 mod plan;
