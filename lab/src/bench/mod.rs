@@ -5,31 +5,24 @@
 //! Natively it needs root and a sched_ext kernel. `--vm` boots the project's VM instead: the
 //! guest runs `scx_sis_lab bench --native-guest` (lab/guest/bench.sh) and prints one
 //! `SIS-BENCH {json}` line per run; the host renders them.
+//!
+//! A bench goes through five stages, a folder each: plan/ (what to run), run/ (running it, here
+//! or in the VM), record/ (what each run leaves), judge/ (what the records say) and report/ (the
+//! markdown report and the plot). native.rs and vm.rs (run/) end a bench by writing its report;
+//! the runner asks the judge whether `--until-ci` wants another round.
 
-mod bpf_stats;
-mod config;
-mod locate;
-mod markdown;
-mod measure;
-mod native;
-mod opts;
-mod peers;
+mod judge;
 mod plan;
-mod plot;
-mod repeats;
-mod results;
-mod run_record;
-mod runner;
-mod supervise;
-mod switch;
-mod under_load;
-mod vm;
-mod workload;
+mod record;
+mod report;
+mod run;
 
 use anyhow::{bail, Result};
 
-pub use opts::BenchOpts;
-use plan::Plan;
+pub use plan::BenchOpts;
+use plan::{peers, Plan};
+use report::results;
+use run::{native, vm};
 
 pub fn run(opts: &BenchOpts) -> Result<()> {
     if opts.native_guest {
@@ -56,7 +49,7 @@ pub fn run(opts: &BenchOpts) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opts::parse;
+    use plan::opts::parse;
 
     #[test]
     fn bad_values_are_rejected() {

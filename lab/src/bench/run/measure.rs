@@ -14,13 +14,14 @@ use scx_sis::load::verifier;
 use scx_sis::stats::{LlcMetrics, Metrics};
 
 use super::bpf_stats::{bpf_delta, bpf_total_ns, select_only, struct_ops_progs};
-use super::config::ConfigSpec;
-use super::plan::Plan;
-use super::run_record::RunRecord;
-use super::runner::Env;
+use super::env::Env;
+use super::perf_stat;
 use super::switch::{check_active, Active};
 use super::under_load;
 use super::workload::{self, Custom, Sizing, Workload};
+use crate::bench::plan::config::ConfigSpec;
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record::RunRecord;
 
 struct Output {
     status: std::process::ExitStatus,
@@ -180,7 +181,7 @@ fn measure_into(
     check_active(active, c)?;
     let perf_out = env.dir.join("perf-stat.csv");
     let _ = fs::remove_file(&perf_out);
-    let full = workload::perf_stat_command(&perf_out.to_string_lossy(), cmd);
+    let full = perf_stat::command(&perf_out.to_string_lossy(), cmd);
     let timeout = Duration::from_secs_f64(120.0 + 10.0 * workload::expected_secs(w, sizing));
 
     let reader_cpu = |active: &Active| match active {
@@ -225,7 +226,7 @@ fn measure_into(
     if !matches!(active, Active::Nothing) {
         r.verified_insns = verifier::struct_ops_insns("");
     }
-    let counts = workload::parse_perf_stat(&fs::read_to_string(&perf_out).unwrap_or_default());
+    let counts = perf_stat::parse(&fs::read_to_string(&perf_out).unwrap_or_default());
     r.migrations = counts.migrations;
     r.context_switches = counts.context_switches;
     r.cycles = counts.cycles;

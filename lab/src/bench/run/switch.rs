@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use scx_stats::prelude::*;
 
-use super::config::{self, ConfigSpec, Target};
-use super::runner::Env;
+use super::env::Env;
 use super::supervise::{log_tail, trace_on, wait_for, Sched, Tracer, STOP_TIMEOUT};
+use crate::bench::plan::config::{self, ConfigSpec, Target};
 use scx_sis::load::preflight::{self, scx_ops, scx_state};
 use scx_sis::policy::tunables;
 use scx_sis::stats::Metrics;

@@ -1,7 +1,12 @@
-//! Summary statistics of the repeats of one measurement: median, min-max, coefficient of
-//! variation, and the ratio of two medians.
+//! The repeats of one measurement (a metric of one configuration under one workload): picked
+//! out of the records, and their summary statistics: median, min-max, coefficient of variation,
+//! and the ratio of two medians.
 
 use serde::Serialize;
+
+use crate::bench::plan::meta::Meta;
+use crate::bench::record::run_record::{Metric, RunRecord};
+use crate::bench::run::workload::Workload;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
@@ -53,6 +58,49 @@ pub fn ratio(value: f64, base: f64) -> Option<f64> {
     } else {
         Some(value / base)
     }
+}
+
+/// The samples of `m` over the successful runs of (config, workload[, cpus]).
+pub fn samples(
+    records: &[RunRecord],
+    config: &str,
+    w: Workload,
+    cpus: Option<u32>,
+    m: &Metric,
+) -> Vec<f64> {
+    records
+        .iter()
+        .filter(|r| r.ok && r.config == config && r.workload == w)
+        .filter(|r| cpus.is_none_or(|c| r.cpus == c))
+        .filter_map(|r| m.value(r))
+        .collect()
+}
+
+/// The summary of `samples`.
+pub fn summary(
+    records: &[RunRecord],
+    config: &str,
+    w: Workload,
+    cpus: Option<u32>,
+    m: &Metric,
+) -> Option<Summary> {
+    summarize(&samples(records, config, w, cpus, m))
+}
+
+/// Does any successful run of `w` have a value of `m`?
+pub fn measured(records: &[RunRecord], w: Workload, m: &Metric) -> bool {
+    records
+        .iter()
+        .any(|r| r.ok && r.workload == w && m.value(r).is_some())
+}
+
+/// The configurations of `meta` that have a run of `w` (failed or not), in run order.
+pub fn configs_with_runs<'a>(meta: &'a Meta, records: &[RunRecord], w: Workload) -> Vec<&'a str> {
+    meta.configs
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .filter(|n| records.iter().any(|r| r.config == *n && r.workload == w))
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@
 
 use anyhow::{bail, Context, Result};
 
-use super::run_record::{Get, Metric, RunRecord};
 use super::workload::{Sizing, Workload};
+use crate::bench::record::run_record::{Get, Metric, RunRecord};
 use crate::probe::{median, ProbeResult};
 use scx_sis::verdict::Better;
 
@@ -178,8 +178,8 @@ mod tests {
         let s = sizing(false);
         // The hackbench workload's own command line.
         let hackbench = |s: &Sizing| {
-            let exes = crate::bench::workload::Exes { lab: "", sched: "" };
-            crate::bench::workload::command(Workload::Hackbench, s, &exes, &[]).join(" ")
+            let exes = crate::bench::run::workload::Exes { lab: "", sched: "" };
+            crate::bench::run::workload::command(Workload::Hackbench, s, &exes, &[]).join(" ")
         };
         for s in [s, sizing(true), Sizing { cpus: 32, ..s }] {
             assert_eq!(background(&s), hackbench(&s));

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use scx_sis::policy::tunables;
 
 use super::config::{self, ConfigSpec, Target};
-use super::markdown;
+use super::meta::Meta;
 use super::opts::BenchOpts;
-use super::workload::{self, Custom, Workload};
+use crate::bench::run::workload::{self, Custom, Workload};
 
 /// --until-ci's budget unless --max-repeats says otherwise.
 pub const MAX_REPEATS_DEFAULT: u32 = 20;
@@ -87,8 +87,9 @@ impl Plan {
         self.max_repeats.unwrap_or(self.repeats).max(self.repeats)
     }
 
-    pub fn meta(&self, notes: Vec<String>) -> markdown::Meta {
-        markdown::Meta {
+    /// What the judge and the report read of this plan, with the notes for the report's header.
+    pub fn meta(&self, notes: Vec<String>) -> Meta {
+        Meta {
             configs: self
                 .configs
                 .iter()
@@ -215,7 +216,7 @@ fn workloads(opts: &BenchOpts, scaling: bool) -> Result<(Vec<Workload>, Vec<Cust
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::opts::parse;
+    use crate::bench::plan::opts::parse;
 
     #[test]
     fn defaults_make_the_full_matrix() {

@@ -1,10 +1,9 @@
 //! The native runner's round loop: every round brings the machine into each configuration in
 //! turn (switch.rs) and measures every workload under it (measure.rs), until the rounds asked
-//! for ran or, with `until_ci`, the intervals are narrow. The processes it starts are
-//! supervised in process.rs, bpf_stats is read in bpf_stats.rs.
+//! for ran or, with `until_ci`, the intervals are narrow (judge/verdicts.rs). The processes it
+//! starts are supervised in supervise.rs, bpf_stats is read in bpf_stats.rs.
 
 use std::fs;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -12,26 +11,12 @@ use anyhow::{bail, Context, Result};
 use scx_sis_lab::elapsed::hms;
 
 use super::bpf_stats::enable_bpf_stats;
-use super::markdown;
+use super::env::Env;
 use super::measure::measure;
-use super::plan::Plan;
-use super::run_record::RunRecord;
 use super::switch::{switch_to, Active};
-
-/// Where and how the runner runs.
-pub struct Env {
-    /// The scx_sis binary, run as the daemon.
-    pub sched_exe: PathBuf,
-    /// The scx_sis_lab binary, run as the wakelat workload.
-    pub lab_exe: PathBuf,
-    pub cpus: u32,
-    pub topo: String,
-    pub kernel: String,
-    /// Scratch files (workload output, perf stat output) and scheduler logs.
-    pub dir: PathBuf,
-    /// Prefix of the progress lines on stderr.
-    pub progress: &'static str,
-}
+use crate::bench::judge::verdicts::ci_status;
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record::RunRecord;
 
 /// After `done` rounds with these records, is another round due? The first `plan.repeats`
 /// always run; with `until_ci`, more follow until every verdict's interval is narrower than
@@ -43,7 +28,7 @@ pub fn another_round(plan: &Plan, records: &[RunRecord], done: u32) -> bool {
     if done >= plan.max_rounds() {
         return false;
     }
-    markdown::ci_status(records, &plan.meta(vec![])).is_some_and(|s| !s.narrow)
+    ci_status(records, &plan.meta(vec![])).is_some_and(|s| !s.narrow)
 }
 
 /// The configurations' order in round `round` (from 1) of `n`: the given order, rotated by
@@ -117,7 +102,7 @@ pub fn run_plan(
                 done += 1;
             }
         }
-        if let Some(s) = markdown::ci_status(&records, &plan.meta(vec![])) {
+        if let Some(s) = ci_status(&records, &plan.meta(vec![])) {
             eprintln!(
                 "{} after round {repeat}: widest interval {:.1}% ({}), target {}%",
                 env.progress, s.widest_pct, s.widest, s.target_pct
@@ -139,8 +124,8 @@ pub fn run_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::config::resolve;
-    use crate::bench::workload::Workload;
+    use crate::bench::plan::config::resolve;
+    use crate::bench::run::workload::Workload;
 
     #[test]
     fn each_configuration_runs_once_in_each_place_over_n_rounds() {
@@ -216,11 +201,11 @@ mod tests {
         // In between: more than --repeats, fewer than the budget, and narrow when it stopped.
         let (done, records) = rounds_until_narrow(0.05, 3, 40);
         assert!(done > 3 && done < 40, "{done} rounds");
-        let plan_meta = |n| crate::bench::markdown::Meta {
+        let plan_meta = |n| crate::bench::plan::meta::Meta {
             until_ci: Some(10.0),
             ..until_ci_plan(n, 40).meta(vec![])
         };
-        let s = markdown::ci_status(&records, &plan_meta(3)).unwrap();
+        let s = ci_status(&records, &plan_meta(3)).unwrap();
         assert!(
             s.narrow && s.widest_pct < 10.0,
             "{} {}",
@@ -232,7 +217,7 @@ mod tests {
             .filter(|r| r.repeat < done)
             .cloned()
             .collect();
-        let s = markdown::ci_status(&fewer, &plan_meta(3)).unwrap();
+        let s = ci_status(&fewer, &plan_meta(3)).unwrap();
         assert!(
             !s.narrow,
             "one round earlier it was still {}% wide",

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use scx_stats::prelude::*;
 
-use super::config;
-use super::runner::Env;
+use super::env::Env;
+use crate::bench::plan::config;
 use scx_sis::load::preflight::{scx_ops, scx_state};
 use scx_sis::policy::tunables;
 

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::under_load;
-use super::workload::{intern, Custom, Workload};
+use crate::bench::run::under_load;
+use crate::bench::run::workload::{intern, Custom, Workload};
 use scx_sis::verdict::Better;
 
 /// Guest progress lines on the console.
@@ -344,7 +344,7 @@ pub const WALL: Metric = Metric {
     better: Better::Lower,
 };
 
-fn named(m: &super::workload::NamedMetric) -> Metric {
+fn named(m: &crate::bench::run::workload::NamedMetric) -> Metric {
     Metric {
         label: intern(&m.label),
         decimals: 2,

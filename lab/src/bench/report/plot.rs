@@ -11,9 +11,10 @@ use svg::node::element::{Element, Group, Line, Rectangle, Title};
 use svg::node::{Node, Value};
 use svg::Document;
 
-use super::config::BASELINE;
-use super::markdown::{samples, summary, Meta};
-use super::run_record::{self, Metric, RunRecord};
+use crate::bench::judge::repeats::{configs_with_runs, samples, summary};
+use crate::bench::plan::config::BASELINE;
+use crate::bench::plan::meta::Meta;
+use crate::bench::record::run_record::{self, Metric, RunRecord};
 use scx_sis::verdict::{Bootstrap, CONFIDENCE};
 
 pub struct Bar {
@@ -69,7 +70,7 @@ fn kind_of<'a>(records: &'a [RunRecord], config: &str) -> &'a str {
 
 /// The metrics drawn for a workload: its main one, then the two that carry over from TCG to
 /// hardware.
-pub fn ratio_metrics(w: super::workload::Workload, meta: &Meta) -> [Metric; 3] {
+pub fn ratio_metrics(w: crate::bench::run::workload::Workload, meta: &Meta) -> [Metric; 3] {
     [
         run_record::primary(w, &meta.custom),
         run_record::MIGRATIONS,
@@ -84,12 +85,7 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
     let mut boot = Bootstrap::default();
     let mut panels = Vec::new();
     for &w in &meta.workloads {
-        let configs: Vec<&str> = meta
-            .configs
-            .iter()
-            .map(|(c, _)| c.as_str())
-            .filter(|c| records.iter().any(|r| r.config == *c && r.workload == w))
-            .collect();
+        let configs = configs_with_runs(meta, records, w);
         if configs.is_empty() {
             continue;
         }
@@ -590,8 +586,8 @@ pub fn svg(fig: &Figure) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::workload::Workload;
     use super::*;
+    use crate::bench::run::workload::Workload;
 
     #[test]
     fn ticks_are_round() {

@@ -2,136 +2,19 @@
 //! then each configuration against EEVDF per workload and metric, as a ratio of medians with its
 //! bootstrap interval and a verdict in words. Then per workload, one row per configuration with
 //! each metric's median, its ratio to EEVDF and its spread; scx_sis's internals; a scaling table
-//! when several CPU counts were run; the failed runs.
+//! when several CPU counts were run; the failed runs. The numbers and verdicts are the judge
+//! stage's (judge/); this module only renders them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::repeats::{ratio, summarize, Summary};
-use super::run_record::{self, Metric, RunRecord};
-use super::workload::{Custom, Workload, HW_EVENTS};
-use scx_sis::verdict::{self, Bootstrap, Interval, Verdict, CONFIDENCE, MIN_TRUSTED_RUNS};
-
-/// What the report needs besides the records.
-pub struct Meta {
-    /// Configuration names and how each is set up, in run order.
-    pub configs: Vec<(String, String)>,
-    pub workloads: Vec<Workload>,
-    pub repeats: u32,
-    /// Free text for the header (where it ran, how long it took).
-    pub notes: Vec<String>,
-    /// (traced configuration, the one with the same flags untraced) among `configs`: the
-    /// tracing overhead table compares them.
-    pub traced: Vec<(String, String)>,
-    /// The custom workloads and presets among `workloads`.
-    pub custom: Vec<Custom>,
-    /// `--aa`: (the second copy, the configuration it copies).
-    pub aa: Option<(String, String)>,
-    /// `--until-ci PCT` and its budget of rounds.
-    pub until_ci: Option<f64>,
-    pub max_repeats: Option<u32>,
-    /// The configuration every other is judged against (`--baseline`, eevdf by default).
-    pub baseline: String,
-}
-
-/// One comparison: `config` against `base` under `workload`, on `metric`.
-pub struct Row {
-    pub workload: Workload,
-    pub metric: Metric,
-    pub config: String,
-    /// None when either side has no sample, or the base's median is 0.
-    pub interval: Option<Interval>,
-}
-
-impl Row {
-    pub fn verdict(&self) -> Option<Verdict> {
-        self.interval.map(|i| i.verdict(self.metric.better))
-    }
-}
-
-/// Does any successful run of `w` have a value of `m`?
-fn measured(records: &[RunRecord], w: Workload, m: &Metric) -> bool {
-    records
-        .iter()
-        .any(|r| r.ok && r.workload == w && m.value(r).is_some())
-}
-
-/// The metrics every configuration of `w` gets a verdict on: its scores, migrations and context
-/// switches, and where the PMU counted them, cycles, IPC and LLC misses.
-pub fn verdict_metrics(records: &[RunRecord], meta: &Meta, w: Workload) -> Vec<Metric> {
-    let mut v = run_record::scores(w, &meta.custom);
-    v.extend([run_record::MIGRATIONS, run_record::CTX]);
-    v.extend(
-        [run_record::CYCLES, run_record::IPC, run_record::LLC_MISSES]
-            .into_iter()
-            .filter(|m| measured(records, w, m)),
-    );
-    v
-}
-
-/// The verdicts: (the A/A noise floor, every other configuration against the baseline), in
-/// the order of the workloads, metrics and configurations. Seeded, so the same records give the
-/// same intervals.
-pub fn verdicts(records: &[RunRecord], meta: &Meta) -> (Vec<Row>, Vec<Row>) {
-    let mut boot = Bootstrap::default();
-    let (mut floor, mut rows) = (Vec::new(), Vec::new());
-    for &w in &meta.workloads {
-        let configs = configs_with_runs(meta, records, w);
-        for metric in verdict_metrics(records, meta, w) {
-            let mut compare = |config: &str, base: &str| Row {
-                workload: w,
-                metric,
-                config: config.to_string(),
-                interval: boot.ratio(
-                    &samples(records, base, w, None, &metric),
-                    &samples(records, config, w, None, &metric),
-                ),
-            };
-            if let Some((twin, of)) = &meta.aa {
-                if configs.contains(&twin.as_str()) && configs.contains(&of.as_str()) {
-                    floor.push(compare(twin, of));
-                }
-            }
-            let base = meta.baseline.as_str();
-            if !configs.contains(&base) {
-                continue;
-            }
-            for c in &configs {
-                let twin = meta.aa.as_ref().is_some_and(|(t, _)| t == c);
-                if *c != base && !twin {
-                    rows.push(compare(c, base));
-                }
-            }
-        }
-    }
-    (floor, rows)
-}
-
-/// Where `--until-ci` stands: the widest interval of all verdicts (noise floor included), and
-/// whether it is narrower than the target.
-pub struct CiStatus {
-    pub target_pct: f64,
-    pub widest_pct: f64,
-    /// "config / workload / metric" of the widest interval.
-    pub widest: String,
-    pub narrow: bool,
-}
-
-pub fn ci_status(records: &[RunRecord], meta: &Meta) -> Option<CiStatus> {
-    let target_pct = meta.until_ci?;
-    let (floor, rows) = verdicts(records, meta);
-    let labelled = floor.iter().chain(&rows).map(|r| {
-        let label = format!("{} / {} / {}", r.config, r.workload, r.metric.label);
-        (label, r.interval)
-    });
-    let (widest, widest_pct) = verdict::widest(labelled).unwrap_or((String::new(), 0.0));
-    Some(CiStatus {
-        target_pct,
-        widest_pct,
-        widest,
-        narrow: widest_pct < target_pct,
-    })
-}
+use crate::bench::judge::repeats::{configs_with_runs, measured, ratio, summary, Summary};
+use crate::bench::judge::verdicts::{ci_status, verdicts, Row};
+use crate::bench::plan::meta::Meta;
+use crate::bench::record::run_record::{self, Metric, RunRecord};
+use crate::bench::run::perf_stat::HW_EVENTS;
+use crate::bench::run::workload::Workload;
+use scx_sis::verdict::{CONFIDENCE, MIN_TRUSTED_RUNS};
 
 fn interval_cells(r: &Row) -> (String, String, String) {
     match r.interval {
@@ -293,32 +176,6 @@ fn hw_note(out: &mut String, records: &[RunRecord]) {
     );
 }
 
-/// The samples of `m` over the successful runs of (config, workload[, cpus]).
-pub fn samples(
-    records: &[RunRecord],
-    config: &str,
-    w: Workload,
-    cpus: Option<u32>,
-    m: &Metric,
-) -> Vec<f64> {
-    records
-        .iter()
-        .filter(|r| r.ok && r.config == config && r.workload == w)
-        .filter(|r| cpus.is_none_or(|c| r.cpus == c))
-        .filter_map(|r| m.value(r))
-        .collect()
-}
-
-pub fn summary(
-    records: &[RunRecord],
-    config: &str,
-    w: Workload,
-    cpus: Option<u32>,
-    m: &Metric,
-) -> Option<Summary> {
-    summarize(&samples(records, config, w, cpus, m))
-}
-
 fn num(v: f64, decimals: usize) -> String {
     format!("{v:.decimals$}")
 }
@@ -360,14 +217,6 @@ fn spread_cell(s: Option<Summary>, m: &Metric) -> String {
 fn header(out: &mut String, first: &str, cols: &[&str]) {
     let _ = writeln!(out, "| {first} | {} |", cols.join(" | "));
     let _ = writeln!(out, "|---|{}", "---:|".repeat(cols.len()));
-}
-
-fn configs_with_runs<'a>(meta: &'a Meta, records: &[RunRecord], w: Workload) -> Vec<&'a str> {
-    meta.configs
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .filter(|n| records.iter().any(|r| r.config == *n && r.workload == w))
-        .collect()
 }
 
 /// The per-workload tables (one CPU count).
@@ -941,7 +790,7 @@ mod tests {
 
     #[test]
     fn a_custom_workload_is_judged_by_its_named_metric() {
-        use crate::bench::workload::{parse_custom, parse_metric};
+        use crate::bench::run::workload::{parse_custom, parse_metric};
         let mut c = parse_custom("pipeops=perf bench sched pipe -l 1000").unwrap();
         c.metrics.push(
             parse_metric("pipeops:ops/s:higher=([0-9]+) ops/sec")

@@ -14,14 +14,15 @@ use anyhow::{bail, Context, Result};
 use scx_sis::process::shutdown;
 use scx_sis_lab::kernels;
 
-use super::config::Target;
-use super::locate;
 use super::native::INTERRUPTED;
-use super::opts::BenchOpts;
-use super::plan::Plan;
-use super::results::{save_plan, write_results, Jsonl};
-use super::run_record::{parse_record, RunRecord, PROGRESS};
 use super::workload::{expected_secs, Sizing};
+use crate::bench::plan::config::Target;
+use crate::bench::plan::locate;
+use crate::bench::plan::BenchOpts;
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record::{parse_record, RunRecord, PROGRESS};
+use crate::bench::record::saved::{save_plan, Jsonl};
+use crate::bench::report::results::write_results;
 
 /// A generous bound on one VM's run time.
 fn estimate_timeout(plan: &Plan, cpus: u32) -> u64 {
@@ -251,13 +252,13 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::workload::Workload;
+    use crate::bench::run::workload::Workload;
 
     /// One quick hackbench of every default configuration, plus these peers.
     fn plan(peers: &[String]) -> Plan {
         Plan {
             repeats: 1,
-            configs: crate::bench::config::resolve(None, &[], peers, false).unwrap(),
+            configs: crate::bench::plan::config::resolve(None, &[], peers, false).unwrap(),
             workloads: vec![Workload::Hackbench],
             quick: true,
             work: 1.0,

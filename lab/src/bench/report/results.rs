@@ -1,27 +1,27 @@
-//! What a bench leaves in its output directory: runs.jsonl (a record a line, as runs arrive),
-//! plan.json (for --render), and results.md and results.svg rendered from them.
+//! results.md and results.svg: the report and the plot rendered from the records into the output
+//! directory, at the end of a bench or again (`--render`) from what it saved there.
 
 use std::collections::BTreeSet;
-use std::fs::{self, File};
-use std::io::Write as _;
+use std::fs;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
 use scx_sis_lab::elapsed::hms;
 
-use super::plan::Plan;
-use super::run_record::RunRecord;
 use super::{markdown, plot};
+use crate::bench::plan::meta::Meta;
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record::RunRecord;
+use crate::bench::record::saved::{self, save_plan};
 
 /// Write results.md and results.svg from the records, and the SVG to `svg_copy` too; returns
 /// the markdown.
 fn render(
     out: &Path,
     records: &[RunRecord],
-    meta: &markdown::Meta,
+    meta: &Meta,
     svg_copy: Option<&Path>,
 ) -> Result<String> {
     let md = markdown::markdown(records, meta);
@@ -63,64 +63,13 @@ fn render(
     Ok(md)
 }
 
-/// OUT/plan.json: the plan and the report's notes, for --render.
-#[derive(Debug, Serialize, Deserialize)]
-struct Saved {
-    plan: Plan,
-    notes: Vec<String>,
-}
-
-pub fn save_plan(out: &Path, plan: &Plan, notes: &[String]) -> Result<()> {
-    let saved = Saved {
-        plan: plan.clone(),
-        notes: notes.to_vec(),
-    };
-    let p = out.join("plan.json");
-    fs::write(&p, serde_json::to_string_pretty(&saved)?)
-        .with_context(|| format!("failed to write {}", p.display()))
-}
-
 pub fn rerender(dir: &Path, svg_copy: Option<&Path>) -> Result<()> {
-    let p = dir.join("plan.json");
-    let saved: Saved = serde_json::from_str(
-        &fs::read_to_string(&p).with_context(|| format!("failed to read {}", p.display()))?,
-    )
-    .with_context(|| format!("{} is not a bench plan", p.display()))?;
-    let p = dir.join("runs.jsonl");
-    let text = fs::read_to_string(&p).with_context(|| format!("failed to read {}", p.display()))?;
-    let records = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str::<RunRecord>(l)
-                .with_context(|| format!("{}:{}: not a run record", p.display(), i + 1))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let (saved, records) = saved::load(dir)?;
     println!(
         "{}",
         render(dir, &records, &saved.plan.meta(saved.notes), svg_copy)?
     );
     Ok(())
-}
-
-/// runs.jsonl, one line per run as it arrives.
-pub struct Jsonl(File);
-
-impl Jsonl {
-    pub fn create(out: &Path) -> Result<Jsonl> {
-        fs::create_dir_all(out).with_context(|| format!("failed to create {}", out.display()))?;
-        let p = out.join("runs.jsonl");
-        Ok(Jsonl(File::create(&p).with_context(|| {
-            format!("failed to create {}", p.display())
-        })?))
-    }
-
-    pub fn push(&mut self, r: &RunRecord) -> Result<()> {
-        writeln!(self.0, "{}", serde_json::to_string(r)?)?;
-        self.0.flush()?;
-        Ok(())
-    }
 }
 
 fn where_it_ran(records: &[RunRecord], how: &str) -> String {

@@ -10,11 +10,15 @@ use anyhow::{bail, Context, Result};
 
 use scx_sis::{load::preflight, process::shutdown};
 
-use super::config::Target;
-use super::opts::BenchOpts;
-use super::plan::Plan;
-use super::results::{save_plan, write_results, Jsonl};
-use super::{locate, run_record, runner};
+use super::env::Env;
+use super::runner;
+use crate::bench::plan::config::Target;
+use crate::bench::plan::locate;
+use crate::bench::plan::BenchOpts;
+use crate::bench::plan::Plan;
+use crate::bench::record::run_record;
+use crate::bench::record::saved::{save_plan, Jsonl};
+use crate::bench::report::results::write_results;
 
 /// What the first SIGINT/SIGTERM says; a second one quits at once.
 pub const INTERRUPTED: &str = "bench: interrupted, stopping after cleanup (again to quit now)";
@@ -67,13 +71,8 @@ fn check(plan: &Plan) -> Result<()> {
 }
 
 /// Where and how the runner runs on this machine.
-fn env(
-    opts: &BenchOpts,
-    topo: String,
-    dir: PathBuf,
-    progress: &'static str,
-) -> Result<runner::Env> {
-    Ok(runner::Env {
+fn env(opts: &BenchOpts, topo: String, dir: PathBuf, progress: &'static str) -> Result<Env> {
+    Ok(Env {
         sched_exe: locate::scheduler_binary(opts.bin.as_deref())?,
         lab_exe: locate::this_binary()?,
         cpus: online_cpus(),

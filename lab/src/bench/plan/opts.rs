@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::config::{BASELINE, BUILTIN, ON_REQUEST, SCALING_DEFAULT, TRACE_FLAG};
-use super::under_load;
-use super::workload::{self, Workload};
+use crate::bench::run::under_load;
+use crate::bench::run::workload::{self, Workload};
 
 // The flags of `scx_sis_lab bench`; its about is the Bench variant's doc in main.rs.
 #[derive(Debug, Clone, Args)]
@@ -169,7 +169,7 @@ fn config_help() -> String {
     )
 }
 
-/// --workloads' help, from the lists workload.rs keeps.
+/// --workloads' help, from the lists run/workload.rs and run/under_load.rs keep.
 fn workloads_help() -> String {
     format!(
         "Workloads: {} ({} run under a hackbench loop: cyclictest's wakeup latency, a start \
