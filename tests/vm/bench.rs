@@ -100,7 +100,7 @@ pub(crate) fn quick_7() {
         svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"),
         "{svg}"
     );
-    // A row per workload: its score, migrations and ctx switches (bench/plot.rs).
+    // A row per workload: its score, migrations and ctx switches (bench/report/plot.rs).
     let titles = [
         ">hackbench: time s<",
         ">hackbench: migrations<",
