@@ -1,6 +1,6 @@
 //! Where the bench finds what it runs, at run time: the scx_sis binary, the project's VM
-//! harness (scripts/vm/run.sh, the guest library in tests/vm/guest/ and lab/guest/bench.sh in the
-//! source tree), and tools in PATH.
+//! harness (scripts/vm/run.sh, the guest library scripts/guest/lib.sh and lab/guest/bench.sh in
+//! the source tree), and tools in PATH.
 //! Nothing here is fixed at build time, so a binary copied elsewhere looks around itself.
 
 use std::fs;
