@@ -18,9 +18,12 @@ use crate::records::{llc_sum, round, Kv, Verdicts};
 /// such as a wakee that waits out the running task's slice plus every queued task ahead of it.
 const SLACK: f64 = 1.5;
 /// The same for cyclictest's thread's wait per run. Looser: on 6.12.117 (HZ 1000, voluntary
-/// preemption) scx_sis's thread waits 1.6-2.1x EEVDF's 1.5-4 ms (on 7.3.4, 0.8x), a gap still
-/// open; a wakee queued behind its CPU's whole queue (`--preset plain`'s FIFO) waits some 30x.
-const WAIT_SLACK: f64 = 2.5;
+/// preemption) scx_sis's thread waits 1.6-2.7x EEVDF's across boots, and more where EEVDF's own
+/// wait is short (0.8-1.3 ms per run beside a quiet host, 1.5-4 ms beside a busy one); on 7.3.4
+/// 0.6-1.4x. A gap still open, which the bench measures; this check guards against a regression,
+/// such as a wakee queued behind its CPU's whole queue (`--preset plain`'s FIFO), which waits
+/// some 30x.
+const WAIT_SLACK: f64 = 4.0;
 
 /// The median of `v` (the mean of the middle two for an even count); None when empty.
 fn median(mut v: Vec<f64>) -> Option<f64> {
