@@ -5,13 +5,17 @@
 //!
 //! Every stats request has a deadline: a daemon that was stopped (SIGSTOP, a debugger) still
 //! accepts connections through the kernel's backlog but never answers, and a reader without a
-//! deadline would wait for it forever, deaf to Ctrl-C. The socket's path is shared by every scx
-//! scheduler, so an answer that is not scx_sis's stats names whoever gave it.
+//! deadline would wait for it forever, deaf to Ctrl-C. A daemon that runs but is slow (it is a
+//! task in the queues of the machine it schedules, and a loaded machine delays it) is waited for
+//! longer, with a line that says so. The socket's path is shared by every scx scheduler, so an
+//! answer that is not scx_sis's stats names whoever gave it.
 
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use scx_stats::prelude::StatsClient;
@@ -23,9 +27,14 @@ use crate::process::exit::Cause;
 /// Where scx_stats servers listen (scx's convention; StatsClient's default).
 pub const STATS_SOCKET: &str = "/var/run/scx/root/stats";
 
-/// How long a stats request may take before the daemon is taken as not answering. The daemon
-/// answers within its poll interval; seconds leave room for a loaded (or emulated) machine.
+/// How long a stats request may take before the daemon is looked at: a stopped one fails the
+/// request then. The daemon answers within its poll interval on an idle machine.
 pub const STATS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long in all a request waits for a daemon that is not stopped: its reply needs a few of
+/// its threads to run, each queued behind the load (seconds under an emulator at twice the
+/// CPUs' worth of tasks), and a reader that gave up then would fail exactly when it is wanted.
+pub const STATS_PATIENCE: Duration = Duration::from_secs(60);
 
 /// Fails with status 3 unless this process runs as root: the pins and the stats socket are
 /// root's, so a user who is not root can reach no instance, running or not.
@@ -41,6 +50,8 @@ pub struct Stats {
     client: StatsClient,
     path: PathBuf,
     timeout: Duration,
+    patience: Duration,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// A client of the running instance's stats server.
@@ -51,47 +62,87 @@ pub fn connect_stats() -> Result<Stats> {
 /// A client whose requests wait up to `timeout`: for a reader that would rather have a late
 /// answer than none (a delta carries its own interval, so a late one is still right).
 pub fn connect_stats_waiting(timeout: Duration) -> Result<Stats> {
-    connect_stats_within(Path::new(STATS_SOCKET), timeout)
+    connect_stats_within(
+        Path::new(STATS_SOCKET),
+        timeout,
+        STATS_PATIENCE.max(timeout),
+    )
 }
 
 pub fn connect_stats_at(path: &Path) -> Result<Stats> {
-    connect_stats_within(path, STATS_TIMEOUT)
+    connect_stats_within(path, STATS_TIMEOUT, STATS_PATIENCE)
 }
 
-fn connect_stats_within(path: &Path, timeout: Duration) -> Result<Stats> {
+fn connect_stats_within(path: &Path, timeout: Duration, patience: Duration) -> Result<Stats> {
+    Ok(Stats {
+        client: connect_client(path, timeout)?,
+        path: path.to_path_buf(),
+        timeout,
+        patience,
+        stop: None,
+    })
+}
+
+fn connect_client(path: &Path, timeout: Duration) -> Result<StatsClient> {
     let ms = timeout.as_millis() as u64;
-    let client = StatsClient::new()
+    StatsClient::new()
         .set_path(path)
         .connect(Some(ms))
         .map_err(|e| match e.downcast_ref::<io::Error>() {
             Some(io) => unreachable(path, io),
             None => e.context(format!("failed to connect to {}", path.display())),
-        })?;
-    Ok(Stats {
-        client,
-        path: path.to_path_buf(),
-        timeout,
-    })
+        })
 }
 
 impl Stats {
-    /// One stats request ("stats", scx_sis's Metrics or any type of its shape), within the
-    /// client's timeout (STATS_TIMEOUT unless connect_stats_waiting said otherwise). A server that does not answer in time, or answers with something else,
-    /// is named.
+    /// Ends the wait for a slow daemon once `stop` is set (Ctrl-C), at the next timeout.
+    pub fn stop_on(mut self, stop: Arc<AtomicBool>) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// One stats request ("stats", scx_sis's Metrics or any type of its shape). A server that
+    /// is stopped fails it at the first timeout, one that runs at the patience's end; either is
+    /// named, as is one that answers with something else.
     pub fn read<T: DeserializeOwned>(&mut self) -> Result<T> {
-        let v: serde_json::Value = self.client.request("stats", vec![]).map_err(|e| {
-            if e.to_string().contains("timed out") {
-                anyhow!(
-                    "{} did not answer a stats request on {} within {} s{}",
+        let t0 = Instant::now();
+        let mut told = false;
+        let v: serde_json::Value = loop {
+            match self.client.request("stats", vec![]) {
+                Ok(v) => break v,
+                Err(e) if e.to_string().contains("timed out") => {}
+                Err(e) => {
+                    return Err(
+                        e.context(format!("failed to read stats from {}", self.path.display()))
+                    )
+                }
+            }
+            let hint = stopped_hint(&self.path);
+            let stopping = self
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed));
+            if !hint.is_empty() || stopping || t0.elapsed() + self.timeout > self.patience {
+                return Err(anyhow!(
+                    "{} did not answer a stats request on {} within {} s{hint}",
                     server_name(&self.path),
                     self.path.display(),
-                    self.timeout.as_secs(),
-                    stopped_hint(&self.path)
-                )
-            } else {
-                e.context(format!("failed to read stats from {}", self.path.display()))
+                    t0.elapsed().as_secs(),
+                ));
             }
-        })?;
+            if !told {
+                eprintln!(
+                    "scx_sis: {} has not answered a stats request in {} s but is running (a loaded machine delays it); waiting up to {} s",
+                    server_name(&self.path),
+                    t0.elapsed().as_secs(),
+                    self.patience.as_secs()
+                );
+                told = true;
+            }
+            // Asked again on a new connection: the reply to the unanswered request goes to the
+            // old one, so no reply is read out of turn.
+            self.client = connect_client(&self.path, self.timeout)?;
+        };
         serde_json::from_value(v).map_err(|e| not_ours(&self.path, &e))
     }
 }
@@ -250,25 +301,83 @@ mod tests {
             .to_string()
     }
 
+    const SHORT: Duration = Duration::from_secs(1);
+
     #[test]
-    fn a_server_that_never_answers_is_named_within_the_timeout() {
+    fn a_running_server_that_never_answers_is_named_when_the_patience_ends() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("stats");
-        // Listening, never accepting: what a stopped daemon's socket looks like.
+        // Listening, never accepting: the kernel's backlog completes each connection.
         let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let patience = 3 * SHORT;
         let p = path.clone();
-        let t0 = std::time::Instant::now();
-        let r = within(STATS_TIMEOUT.as_secs() + 5, move || {
-            connect_stats_at(&p).and_then(|mut s| s.read::<serde_json::Value>())
+        let t0 = Instant::now();
+        let r = within(patience.as_secs() + 5, move || {
+            connect_stats_within(&p, SHORT, patience)
+                .and_then(|mut s| s.read::<serde_json::Value>())
         });
-        let e = r.expect("the request did not time out").unwrap_err();
+        let e = r.expect("the request was not given up").unwrap_err();
         let msg = format!("{e:#}");
-        assert!(t0.elapsed() >= STATS_TIMEOUT, "{msg}");
+        // Asked again at each timeout while the server runs, then given up within the patience.
+        assert!(t0.elapsed() >= patience - SHORT, "{msg}");
         assert!(msg.contains("did not answer"), "{msg}");
         assert!(
             msg.contains(&format!("{} (pid {})", own_comm(), std::process::id())),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_running_server_that_answers_late_is_waited_for() {
+        use std::io::{BufRead, BufReader, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stats");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        // The first request is left unanswered (a daemon queued behind the load); the one asked
+        // again on a new connection is answered.
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { return };
+                if held.is_empty() {
+                    held.push(conn);
+                    continue;
+                }
+                let mut w = conn.try_clone().unwrap();
+                let mut line = String::new();
+                if BufReader::new(conn).read_line(&mut line).unwrap_or(0) > 0 {
+                    let _ = w.write_all(b"{\"errno\":0,\"args\":{\"resp\":{\"at_us\":7}}}\n");
+                }
+            }
+        });
+        let t0 = Instant::now();
+        let p = path.clone();
+        let v = within(15, move || {
+            connect_stats_within(&p, SHORT, 10 * SHORT)
+                .and_then(|mut s| s.read::<serde_json::Value>())
+        })
+        .expect("the request was not answered")
+        .unwrap();
+        assert_eq!(v["at_us"], 7, "{v}");
+        assert!(t0.elapsed() >= SHORT);
+    }
+
+    #[test]
+    fn a_stop_ends_the_wait_at_the_next_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stats");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let stop = Arc::new(AtomicBool::new(true));
+        let p = path.clone();
+        let t0 = Instant::now();
+        let r = within(15, move || {
+            connect_stats_within(&p, SHORT, 10 * SHORT)
+                .map(|s| s.stop_on(stop))
+                .and_then(|mut s| s.read::<serde_json::Value>())
+        });
+        let e = r.expect("the request was not given up").unwrap_err();
+        assert!(t0.elapsed() < 3 * SHORT, "{e:#}");
+        assert!(format!("{e:#}").contains("did not answer"), "{e:#}");
     }
 
     #[test]

@@ -19,8 +19,9 @@ pub fn run(opts: &MonitorOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
     // Only the first connection must succeed: after it, the scheduler may reload (CPU hotplug,
     // suspend, systemctl restart) and the monitor follows it, as scx_utils' monitor_stats does.
     // A daemon that does not answer this first request (stopped, or another scheduler's) ends
-    // the monitor with its name; each request waits at most instance::STATS_TIMEOUT.
-    let mut client = start(instance::connect_stats()?)?;
+    // the monitor with its name: a stopped one at instance::STATS_TIMEOUT, a running one that
+    // is slow under load at instance::STATS_PATIENCE, or at Ctrl-C.
+    let mut client = start(instance::connect_stats()?.stop_on(shutdown.clone()))?;
 
     let interval = Duration::from_secs_f64(opts.interval);
     let mut printed = 0;
@@ -65,9 +66,9 @@ fn start(mut client: Stats) -> Result<Stats> {
 
 /// A client of the next instance, or None when a stop was asked for first. A user who may not
 /// reach it (root's socket) will not be let in by waiting: that fails at once.
-fn reconnect(shutdown: &AtomicBool) -> Result<Option<Stats>> {
+fn reconnect(shutdown: &Arc<AtomicBool>) -> Result<Option<Stats>> {
     while !shutdown.load(Ordering::Relaxed) {
-        match instance::connect_stats().and_then(start) {
+        match instance::connect_stats().and_then(|c| start(c.stop_on(shutdown.clone()))) {
             Ok(c) => return Ok(Some(c)),
             Err(e) if matches!(Cause::of(&e), Cause::Unsupported | Cause::Busy) => return Err(e),
             Err(_) => std::thread::sleep(RECONNECT_EVERY),
