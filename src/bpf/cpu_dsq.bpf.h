@@ -11,8 +11,6 @@
 #include "calls.bpf.h"
 #include "frame.bpf.h"
 #include "task.bpf.h"
-#include "topo.bpf.h"
-#include "types.bpf.h"
 
 /* A CPU's own DSQ has the CPU's id; intf.h's sis_dsq puts the other DSQs above every CPU id. */
 static __always_inline u64 cpu_dsq(s32 cpu)
