@@ -23,7 +23,7 @@ pub mod trace;
 // Live A/B tests of two policies on the running scheduler.
 pub mod ab;
 
-// The programs' edges: command line, exit status, signals, the running instance.
+// The programs' edges: command line, exit status, signals, the running instance and its pins.
 pub mod process;
 
 // Pieces both programs use.

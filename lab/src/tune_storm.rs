@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use clap::Args;
 
+use scx_sis::ab::marker;
 use scx_sis::policy::tunables;
+use scx_sis::process::pins;
 
 #[derive(Debug, Clone, Args)]
 pub struct TuneStormOpts {
@@ -50,10 +52,11 @@ pub fn run(opts: &TuneStormOpts) -> Result<()> {
 /// Flip steal-min, the balance lag and prev-bias between two settings of this writer's own
 /// until `until`; every write changes every one of them, so a copy half written mixes values.
 fn write_until(writer: u32, until: Instant, pause: Duration) -> Result<u64> {
-    let map = tunables::open_live()?;
+    let map = pins::open_live()?;
     let mut writes = 0;
     while Instant::now() < until {
-        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
+        let _lock =
+            pins::lock_exclusive(pins::PIN_DIR, pins::LOCK_WAIT, marker::refuse_while_running)?;
         let old = tunables::read(&map)?;
         let mut new = old;
         let odd = writes % 2 == 1;

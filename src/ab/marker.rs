@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::order::Side;
 use crate::bpf_intf::sis_tunables;
 use crate::policy::tunables;
+use crate::process::pins;
 
 /// Where the marker lives.
 pub const DIR: &str = "/run/scx_sis";
@@ -72,9 +73,9 @@ impl Marker {
 }
 
 /// The marker in `dir`, None when there is none. A directory or file root cannot trust is an
-/// error (tunables::check_root_dir), and so is a marker of another version.
+/// error (pins::check_root_dir), and so is a marker of another version.
 pub fn read(dir: &Path, owner: u32) -> Result<Option<Marker>> {
-    if !tunables::check_root_dir(dir, owner, ROLE)? {
+    if !pins::check_root_dir(dir, owner, ROLE)? {
         return Ok(None);
     }
     let path = dir.join(FILE);
@@ -97,7 +98,7 @@ pub fn read(dir: &Path, owner: u32) -> Result<Option<Marker>> {
 /// Write `m` as the marker in `dir` (made 0700 if missing): a new file, then renamed over the
 /// marker, so that a reader (the daemon, a `tune`) finds the old one or the new one.
 pub fn write(dir: &Path, owner: u32, m: &Marker) -> Result<()> {
-    tunables::ensure_root_dir(dir, owner, ROLE)?;
+    pins::ensure_root_dir(dir, owner, ROLE)?;
     let tmp = dir.join(format!(".{FILE}.{}", std::process::id()));
     let _ = fs::remove_file(&tmp);
     let mut file = fs::OpenOptions::new()
@@ -115,7 +116,7 @@ pub fn write(dir: &Path, owner: u32, m: &Marker) -> Result<()> {
 
 /// Remove the marker; nothing there is fine.
 pub fn remove(dir: &Path, owner: u32) -> Result<()> {
-    if !tunables::check_root_dir(dir, owner, ROLE)? {
+    if !pins::check_root_dir(dir, owner, ROLE)? {
         return Ok(());
     }
     match fs::remove_file(dir.join(FILE)) {
@@ -133,6 +134,22 @@ pub fn path(dir: &Path) -> String {
 /// The running ab's marker (root's, in DIR), if an ab runs.
 pub fn running() -> Option<Marker> {
     read(Path::new(DIR), 0).ok().flatten().filter(Marker::alive)
+}
+
+/// An error naming the running ab when one other than this process runs, else Ok: the
+/// `give_up` every taker of the tunables' lock passes to `pins::lock_exclusive`. An ab holds the
+/// lock for its whole run, minutes perhaps: no use waiting for it.
+pub fn refuse_while_running() -> Result<()> {
+    if let Some(ab) = running().filter(|m| m.pid != std::process::id()) {
+        bail!(
+            "the tunables are held by scx_sis ab (pid {}), which A/B tests them until it \
+             ends; wait for it, or stop it with kill -INT {} (it restores the tunables from \
+             before it)",
+            ab.pid,
+            ab.pid
+        );
+    }
+    Ok(())
 }
 
 /// " ab=A" or " ab=B" (with "(settle)" while the switch settles) for the daemon's stats line

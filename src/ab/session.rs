@@ -26,7 +26,7 @@ use super::window::Window;
 use crate::bpf_intf::sis_tunables;
 use crate::load::preflight;
 use crate::policy::{tunables, PolicyOpts};
-use crate::process::instance;
+use crate::process::{instance, pins};
 use crate::stats::Metrics;
 
 pub struct Options {
@@ -95,7 +95,7 @@ impl Held {
     /// Whether the scheduler went away: its pin is gone or another instance's, or no scx_sis is
     /// loaded (the kernel disabled it, and the daemon has not yet unpinned).
     fn gone(&self) -> bool {
-        tunables::pin_identity(tunables::TUNABLES_PIN) != self.pinned
+        pins::pin_identity(pins::TUNABLES_PIN) != self.pinned
             || !preflight::loaded_scheduler().is_some_and(|n| n.starts_with("scx_sis"))
     }
 
@@ -157,11 +157,11 @@ struct Ending {
 
 /// Run `opts` on the running scheduler until every window ran, a stop, or the scheduler goes.
 pub fn run(opts: &Options, stop: Arc<AtomicBool>) -> Result<Report> {
-    let map = tunables::open_live()?;
-    let pinned = tunables::pin_identity(tunables::TUNABLES_PIN);
+    let map = pins::open_live()?;
+    let pinned = pins::pin_identity(pins::TUNABLES_PIN);
     // Held for the whole run: a `tune` or `trace` meanwhile would change what is measured.
-    let lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
-    if pinned.is_none() || tunables::pin_identity(tunables::TUNABLES_PIN) != pinned {
+    let lock = pins::lock_exclusive(pins::PIN_DIR, pins::LOCK_WAIT, marker::refuse_while_running)?;
+    if pinned.is_none() || pins::pin_identity(pins::TUNABLES_PIN) != pinned {
         bail!("the scheduler reloaded as ab started; run it again");
     }
     if let Some(line) = marker::repair(&map, Path::new(marker::DIR), 0)? {
@@ -354,7 +354,7 @@ fn after_gone(before: &sis_tunables, done: usize, total: usize, stop: &AtomicBoo
                 adopted: false,
             };
         }
-        let back = tunables::pin_identity(tunables::TUNABLES_PIN).is_some()
+        let back = pins::pin_identity(pins::TUNABLES_PIN).is_some()
             && preflight::loaded_scheduler().is_some_and(|n| n.starts_with("scx_sis"));
         if back {
             return match restore_on(before) {
@@ -399,8 +399,8 @@ fn after_gone(before: &sis_tunables, done: usize, total: usize, stop: &AtomicBoo
 
 /// `before` on the scheduler now running, under its lock.
 fn restore_on(before: &sis_tunables) -> Result<Vec<String>> {
-    let map = tunables::open_live()?;
-    let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
+    let map = pins::open_live()?;
+    let _lock = pins::lock_exclusive(pins::PIN_DIR, pins::LOCK_WAIT, marker::refuse_while_running)?;
     let live = tunables::read(&map).context("reading the new instance's tunables")?;
     let changes = tunables::changes(&live, before);
     if !changes.is_empty() {

@@ -22,7 +22,7 @@ use crate::process::exit::Cause;
 use crate::stats::{self, Metrics};
 use crate::{
     load::kernel_ops, load::preflight, load::verifier, policy::curves, policy::tunables,
-    stats::counters,
+    process::pins, stats::counters,
 };
 
 pub const OPS_NAME: &str = "scx_sis";
@@ -145,7 +145,7 @@ pub struct Scheduler<'a> {
     interval: Option<Duration>,
     stats_server: StatsServer<(), Metrics>,
     /// Last, so it is dropped (unpinned) after Drop has detached the scheduler.
-    _pin: tunables::Pin,
+    _pin: pins::Pin,
 }
 
 impl<'a> Scheduler<'a> {
@@ -210,7 +210,7 @@ impl<'a> Scheduler<'a> {
         tunables::write(&skel.maps.tunables, initial)?;
         // Self does not exist yet, so its Drop cannot clean up: any error from here on returns
         // early and drops the locals, `link` (detach) before `pin` (unpin), leaving nothing behind.
-        let pin = tunables::pin(&mut skel.maps.tunables, &mut skel.maps.trace_ring)?;
+        let pin = pins::pin(&mut skel.maps.tunables, &mut skel.maps.trace_ring)?;
         let link = scx_ops_attach!(skel, sis_ops).map_err(|e| {
             // The kernel refuses a second scheduler (EBUSY); one may have attached since the
             // preflight check.
@@ -253,7 +253,7 @@ impl<'a> Scheduler<'a> {
             if self.layout.smt { "on" } else { "off" },
             version(),
             self.ops_name,
-            tunables::TUNABLES_PIN,
+            pins::TUNABLES_PIN,
             if insns.is_empty() { "unknown" } else { &insns },
         )
     }

@@ -4,17 +4,13 @@
 //! trace ring buffer is pinned beside it for `scx_sis trace`.
 //!
 //! Here: the values a scheduler starts with and how flags change them. Submodules: how values
-//! are shown (show.rs), reading and writing the shared map without a torn copy (seqlock.rs), and
-//! the pins, their directory and its lock (pins.rs). Callers use this module's paths.
+//! are shown (show.rs) and reading and writing the shared map without a torn copy (seqlock.rs).
+//! Callers use this module's paths. The pins, their directory and the writers' lock are
+//! `process::pins`: this module takes any map handle and depends on nothing above `policy`.
 
-mod pins;
 mod seqlock;
 mod show;
 
-pub use pins::{
-    check_pin_dir, check_root_dir, ensure_root_dir, lock_exclusive, open_live, pin, pin_identity,
-    Pin, LOCK_WAIT, PIN_DIR, TRACE_RING_PIN, TUNABLES_PIN,
-};
 pub use seqlock::{read, write};
 pub use show::{changes, comm_of, describe, fields};
 

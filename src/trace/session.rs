@@ -20,8 +20,10 @@ use libbpf_rs::{MapCore, MapHandle, MapType, RingBufferBuilder};
 use serde::Serialize;
 
 use super::event::Event;
+use crate::ab::marker;
 use crate::bpf_intf::sis_limits_SIS_COMM_LEN;
-use crate::policy::tunables::{self, TRACE_RING_PIN};
+use crate::policy::tunables;
+use crate::process::pins::{self, TRACE_RING_PIN};
 use crate::stats::Metrics;
 
 /// Which tasks to record: all, one process (tgid) or one comm.
@@ -116,10 +118,10 @@ pub fn capture(
     started_recording: impl FnOnce(),
 ) -> Result<Capture> {
     opts.filter.validate()?;
-    let pinned = tunables::pin_identity(tunables::TUNABLES_PIN);
-    let tun = tunables::open_live()?;
+    let pinned = pins::pin_identity(pins::TUNABLES_PIN);
+    let tun = pins::open_live()?;
     // The pin opened is the one first seen (an instance that reloaded in between is refused).
-    if pinned.is_none() || tunables::pin_identity(tunables::TUNABLES_PIN) != pinned {
+    if pinned.is_none() || pins::pin_identity(pins::TUNABLES_PIN) != pinned {
         bail!("the scheduler reloaded while the trace started; run it again");
     }
     let ring = MapHandle::from_pinned_path(TRACE_RING_PIN).with_context(|| {
@@ -184,7 +186,7 @@ pub fn capture(
         }
         if watched.elapsed() >= WATCH_EVERY {
             watched = Instant::now();
-            if tunables::pin_identity(tunables::TUNABLES_PIN) != pinned {
+            if pins::pin_identity(pins::TUNABLES_PIN) != pinned {
                 break End::SchedulerGone;
             }
         }
@@ -271,7 +273,8 @@ struct TraceOn<'a> {
 
 impl<'a> TraceOn<'a> {
     fn switch_on(map: &'a MapHandle, filter: &Filter, force: bool) -> Result<Self> {
-        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
+        let _lock =
+            pins::lock_exclusive(pins::PIN_DIR, pins::LOCK_WAIT, marker::refuse_while_running)?;
         let old = tunables::read(map)?;
         if old.trace != 0 && !force {
             bail!(
@@ -306,7 +309,8 @@ impl<'a> TraceOn<'a> {
     }
 
     fn off(map: &MapHandle) -> Result<()> {
-        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
+        let _lock =
+            pins::lock_exclusive(pins::PIN_DIR, pins::LOCK_WAIT, marker::refuse_while_running)?;
         let old = tunables::read(map)?;
         let mut new = old;
         new.trace = 0;

@@ -21,15 +21,15 @@ use scx_sis::load::scheduler::{Outcome, Scheduler, OPS_NAME};
 use scx_sis::process::exit::Cause;
 use scx_sis::process::instance;
 use scx_sis::{
-    ab, load::features, load::preflight, policy::tunables, process::program, process::shutdown,
-    stats,
+    ab, load::features, load::preflight, policy::tunables, process::pins, process::program,
+    process::shutdown, stats,
 };
 
 fn run(opts: &RunOpts) -> Result<()> {
     let inject_after = fault::from_env()?;
     let _instance = preflight::check_can_load()?;
     // Before the verifier's seconds: a pin directory that is not root's alone fails the start.
-    tunables::check_pin_dir(std::path::Path::new(tunables::PIN_DIR), 0)?;
+    pins::check_pin_dir(std::path::Path::new(pins::PIN_DIR), 0)?;
     let shutdown = shutdown::flag()?;
     eprintln!("{}", features::report());
 
@@ -134,8 +134,10 @@ mod fault {
 
     use anyhow::Result;
 
+    use scx_sis::ab::marker;
     use scx_sis::policy::tunables;
     use scx_sis::process::exit::Cause;
+    use scx_sis::process::pins;
 
     pub const VAR: &str = "SCX_SIS_TEST_INJECT_ERROR";
 
@@ -162,8 +164,9 @@ mod fault {
     }
 
     fn inject() -> Result<()> {
-        let map = tunables::open_live()?;
-        let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
+        let map = pins::open_live()?;
+        let _lock =
+            pins::lock_exclusive(pins::PIN_DIR, pins::LOCK_WAIT, marker::refuse_while_running)?;
         let old = tunables::read(&map)?;
         let mut new = old;
         new.test_inject_error = 1;

@@ -8,14 +8,15 @@ use scx_sis::ab::marker;
 use scx_sis::bpf_intf::sis_tunables;
 use scx_sis::policy::tunables;
 use scx_sis::policy::PolicyOpts;
+use scx_sis::process::pins;
 
 /// Validate, apply, bump the generation, report old -> new. Values the scheduler already has
 /// change nothing and succeed, so that configuration management can run the same tune again.
 pub fn run(show: bool, p: &PolicyOpts) -> Result<()> {
-    let map = tunables::open_live()?;
+    let map = pins::open_live()?;
     // Two tunes at once would each write back what they read and lose the other's change.
     // flock on the pin directory (bpffs supports it) needs no lock file to create or leave.
-    let _lock = tunables::lock_exclusive(tunables::PIN_DIR, tunables::LOCK_WAIT)?;
+    let _lock = pins::lock_exclusive(pins::PIN_DIR, pins::LOCK_WAIT, marker::refuse_while_running)?;
     // An `scx_sis ab` killed mid-run left B's tunables live and its marker: put back A's first.
     if let Some(line) = marker::repair(&map, Path::new(marker::DIR), 0)? {
         eprintln!("{line}");

@@ -15,6 +15,7 @@ use super::env::Env;
 use crate::bench::plan::config;
 use scx_sis::load::preflight::{scx_ops, scx_state};
 use scx_sis::policy::tunables;
+use scx_sis::process::pins;
 
 /// The verifier runs ~100x slower under TCG.
 const ENABLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -194,7 +195,7 @@ pub struct Tracer {
 
 /// Is the live trace switch on?
 pub fn trace_on() -> Result<bool> {
-    Ok(tunables::read(&tunables::open_live()?)?.trace != 0)
+    Ok(tunables::read(&pins::open_live()?)?.trace != 0)
 }
 
 impl Tracer {

@@ -13,6 +13,7 @@ use super::supervise::{log_tail, trace_on, wait_for, Sched, Tracer, STOP_TIMEOUT
 use crate::bench::plan::config::{self, ConfigSpec, Target};
 use scx_sis::load::preflight::{self, scx_ops, scx_state};
 use scx_sis::policy::tunables;
+use scx_sis::process::pins;
 use scx_sis::stats::Metrics;
 
 /// After switching a configuration: let SIS_UTIL and the utilization averages follow.
@@ -67,7 +68,7 @@ fn start_sis(env: &Env, name: &str) -> Result<Sched> {
 
 /// Write the configuration's complete tunables (defaults + its flags) into the live map.
 fn tune(flags: &[String]) -> Result<()> {
-    let map = tunables::open_live()?;
+    let map = pins::open_live()?;
     let old = tunables::read(&map)?;
     let mut new = config::tunables_for(flags)?;
     new.generation = old.generation + 1;

@@ -2,6 +2,12 @@
 //! the tunables map (for `scx_sis tune`) and the trace ring buffer (for `scx_sis trace`) in a
 //! directory that must be root's alone, `open_live` opens the live tunables from their pin, and
 //! an flock on that directory keeps the writers of the tunables to one at a time.
+//!
+//! Invariants: root unlinks or trusts nothing in a directory that is not root's alone
+//! (`check_root_dir`; `Cause::UnsafePinDir` otherwise); the pins go when their `Pin` is dropped.
+//! This module opens the tunables map but never reads or writes it (`policy::tunables` does),
+//! and it imports nothing from `ab`: `lock_exclusive`'s caller says which holder is not worth
+//! waiting for.
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
@@ -11,8 +17,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use libbpf_rs::MapHandle;
 
-use crate::process::exit::Cause;
-use crate::{load::preflight, process::instance};
+use crate::load::preflight;
+use crate::process::{exit::Cause, instance};
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
 pub const TUNABLES_PIN: &str = "/sys/fs/bpf/scx_sis/tunables";
@@ -193,8 +199,14 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// An exclusive flock on `dir`, held until the returned file is dropped. Another `tune` or
 /// `trace` holds it for milliseconds; one held longer is held by something else (a stuck or
 /// stopped process), so this waits at most `wait`, says so once it has waited a moment, and
-/// then fails naming the directory.
-pub fn lock_exclusive(dir: &str, wait: Duration) -> Result<fs::File> {
+/// then fails naming the directory. `give_up` runs each time the lock is found held: its error
+/// (a holder known to keep the lock for minutes, such as `ab::marker::refuse_while_running`'s)
+/// ends the wait at once.
+pub fn lock_exclusive(
+    dir: &str,
+    wait: Duration,
+    give_up: impl Fn() -> Result<()>,
+) -> Result<fs::File> {
     let file = fs::File::open(dir).with_context(|| format!("failed to open {dir} to lock it"))?;
     let started = std::time::Instant::now();
     let mut said = false;
@@ -206,16 +218,7 @@ pub fn lock_exclusive(dir: &str, wait: Duration) -> Result<fs::File> {
                 return Err(e).with_context(|| format!("failed to lock {dir}"))
             }
         }
-        // An ab holds the lock for its whole run, minutes perhaps: no use waiting for it.
-        if let Some(ab) = crate::ab::marker::running().filter(|m| m.pid != std::process::id()) {
-            bail!(
-                "the tunables are held by scx_sis ab (pid {}), which A/B tests them until it \
-                 ends; wait for it, or stop it with kill -INT {} (it restores the tunables from \
-                 before it)",
-                ab.pid,
-                ab.pid
-            );
-        }
+        give_up()?;
         let waited = started.elapsed();
         if waited >= wait {
             bail!(
@@ -240,13 +243,18 @@ pub fn lock_exclusive(dir: &str, wait: Duration) -> Result<fs::File> {
 mod tests {
     use super::*;
 
+    /// A `give_up` that never does: the lock's own wait is under test.
+    fn wait_on() -> Result<()> {
+        Ok(())
+    }
+
     #[test]
     fn the_lock_waits_a_bounded_time_then_names_the_directory() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().to_str().unwrap();
-        let held = lock_exclusive(path, LOCK_WAIT).unwrap();
+        let held = lock_exclusive(path, LOCK_WAIT, wait_on).unwrap();
         let started = std::time::Instant::now();
-        let e = lock_exclusive(path, Duration::from_millis(300)).unwrap_err();
+        let e = lock_exclusive(path, Duration::from_millis(300), wait_on).unwrap_err();
         let waited = started.elapsed();
         assert!(
             waited >= Duration::from_millis(300) && waited < Duration::from_secs(2),
@@ -255,13 +263,24 @@ mod tests {
         assert!(format!("{e:#}").contains(path), "{e:#}");
         drop(held);
         // Let go while another waits: it gets the lock then.
-        let held = lock_exclusive(path, LOCK_WAIT).unwrap();
+        let held = lock_exclusive(path, LOCK_WAIT, wait_on).unwrap();
         let releaser = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(100));
             drop(held);
         });
-        lock_exclusive(path, LOCK_WAIT).unwrap();
+        lock_exclusive(path, LOCK_WAIT, wait_on).unwrap();
         releaser.join().unwrap();
+    }
+
+    #[test]
+    fn give_up_ends_the_wait_at_once_with_its_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_str().unwrap();
+        let _held = lock_exclusive(path, LOCK_WAIT, wait_on).unwrap();
+        let started = std::time::Instant::now();
+        let e = lock_exclusive(path, LOCK_WAIT, || bail!("held for minutes")).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert_eq!(format!("{e:#}"), "held for minutes");
     }
 
     #[test]
@@ -322,7 +341,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("scx_sis-lock-test-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.to_str().unwrap();
-        let held = lock_exclusive(path, LOCK_WAIT).unwrap();
+        let held = lock_exclusive(path, LOCK_WAIT, wait_on).unwrap();
         let other = fs::File::open(&dir).unwrap();
         assert!(matches!(
             other.try_lock(),
@@ -332,6 +351,6 @@ mod tests {
         assert!(other.try_lock().is_ok());
         drop(other);
         fs::remove_dir(&dir).unwrap();
-        assert!(lock_exclusive(path, LOCK_WAIT).is_err());
+        assert!(lock_exclusive(path, LOCK_WAIT, wait_on).is_err());
     }
 }
