@@ -18,12 +18,12 @@ use crate::records::{llc_sum, round, Kv, Verdicts};
 /// such as a wakee that waits out the running task's slice plus every queued task ahead of it.
 const SLACK: f64 = 1.5;
 /// The same for cyclictest's thread's wait per run. Looser: on 6.12.117 (HZ 1000, voluntary
-/// preemption) scx_sis's thread waits 1.6-2.7x EEVDF's across boots, and more where EEVDF's own
-/// wait is short (0.8-1.3 ms per run beside a quiet host, 1.5-4 ms beside a busy one); on 7.3.4
-/// 0.6-1.4x. A gap still open, which the bench measures; this check guards against a regression,
-/// such as a wakee queued behind its CPU's whole queue (`--preset plain`'s FIFO), which waits
-/// some 30x.
-const WAIT_SLACK: f64 = 4.0;
+/// preemption, where EEVDF's wakeup preemption is immediate and its ticks 1 ms apart) scx_sis's
+/// thread waits 1.6-3.7x EEVDF's across boots, the most where EEVDF's own wait is shortest (about
+/// 1 ms per run; scx_sis's own reads 2.7-4 ms); on 7.3.4 (HZ 250, lazy preemption) 0.6-1.4x. A gap
+/// still open, which the bench measures; this check guards against a regression, such as a wakee
+/// queued behind its CPU's whole queue (`--preset plain`'s FIFO), which waits some 30x.
+const WAIT_SLACK: f64 = 6.0;
 
 /// The median of `v` (the mean of the middle two for an even count); None when empty.
 fn median(mut v: Vec<f64>) -> Option<f64> {
