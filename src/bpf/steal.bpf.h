@@ -32,7 +32,6 @@
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
-#include "trace.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "wait.bpf.h"

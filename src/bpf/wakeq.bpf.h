@@ -18,7 +18,6 @@
 #include "topo.bpf.h"
 #include "trace.bpf.h"
 #include "tunables.bpf.h"
-#include "types.bpf.h"
 
 /* Shards per LLC when the tunable says 0 (computed by the daemon). */
 const volatile u32 llc_auto_shards[SIS_MAX_LLCS];
