@@ -1,6 +1,7 @@
 //! The repository's map against the repository: docs/ARCHITECTURE.md's code map describes every
 //! folder that holds sources of the two crates (`src/`, `lab/src/`, the BPF side in `src/bpf/`
-//! included) and names no folder that is gone, and the README and the map stay pages one reads.
+//! included) and names no folder that is gone, and the README and the map stay pages one reads;
+//! the README links to docs/usage.md rather than repeating its lines.
 //! No VM, no root: plain file reads.
 
 use std::collections::BTreeSet;
@@ -9,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 /// The README is the user's first screen and a short reference; the rest lives in docs/.
 const README_MAX_LINES: usize = 250;
+/// A line this long or longer that the README and docs/usage.md both hold is text kept in two
+/// places, which drift apart; shorter lines (a table's header, a heading) may repeat.
+const SHARED_LINE_MIN: usize = 80;
 /// ARCHITECTURE.md is a bird's-eye view; the details live beside the code.
 const ARCHITECTURE_MAX_LINES: usize = 250;
 const CODE_MAP_HEADING: &str = "## Code map";
@@ -190,6 +194,39 @@ fn readme_is_at_most_a_user_page_long() {
         lines <= README_MAX_LINES,
         "README.md has {lines} lines, more than {README_MAX_LINES}: move reference material to docs/"
     );
+}
+
+/// The lines of `a`, `SHARED_LINE_MIN` characters or longer, that `b` holds too, each once.
+fn shared_long_lines<'a>(a: &'a str, b: &str) -> Vec<&'a str> {
+    let b: BTreeSet<&str> = b.lines().map(str::trim_end).collect();
+    let shared: BTreeSet<&str> = a
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| l.chars().count() >= SHARED_LINE_MIN && b.contains(l))
+        .collect();
+    shared.into_iter().collect()
+}
+
+#[test]
+fn readme_links_to_usage_rather_than_repeating_it() {
+    let (readme, usage) = (read("README.md"), read("docs/usage.md"));
+    let shared = shared_long_lines(&readme, &usage);
+    assert!(
+        shared.is_empty(),
+        "README.md and docs/usage.md share {} line(s) of {SHARED_LINE_MIN}+ characters; keep the \
+         text in usage.md and link to it from the README:\n  {}",
+        shared.len(),
+        shared.join("\n  ")
+    );
+}
+
+#[test]
+fn a_shared_line_counts_from_its_length() {
+    let long = "x".repeat(SHARED_LINE_MIN);
+    let short = "y".repeat(SHARED_LINE_MIN - 1);
+    let a = format!("{long}\n{short}\n| status | meaning |\n{long}  \n");
+    let b = format!("{short}\n{long}\n| status | meaning |\n");
+    assert_eq!(shared_long_lines(&a, &b), [long.as_str()]);
 }
 
 #[test]
