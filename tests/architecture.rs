@@ -1,7 +1,8 @@
 //! The repository's map against the repository: docs/ARCHITECTURE.md's code map describes every
 //! folder that holds sources of the two crates (`src/`, `lab/src/`, the BPF side in `src/bpf/`
 //! included) and names no folder that is gone, and the README and the map stay pages one reads;
-//! the README links to docs/usage.md rather than repeating its lines.
+//! the README links to docs/usage.md rather than repeating its lines, and scripts/test.sh's
+//! header, the one description of what the suite runs, names each of its steps.
 //! No VM, no root: plain file reads.
 
 use std::collections::BTreeSet;
@@ -265,4 +266,88 @@ fn a_folder_is_described_by_its_entry_or_by_name_in_its_parents() {
         named_paths(section, &entries),
         ["lab/src/bench/", "src/", "src/trace/", "src/x/"].into()
     );
+}
+
+/// scripts/test.sh's header (its comment lines after the shebang, up to the first line that is
+/// not a comment) and the rest, the script itself.
+fn test_sh() -> (String, String) {
+    let script = read("scripts/test.sh");
+    let mut lines = script.lines().skip(1).peekable();
+    let mut header = String::new();
+    while let Some(line) = lines.next_if(|l| l.starts_with('#')) {
+        header.push_str(line);
+        header.push('\n');
+    }
+    (header, lines.collect::<Vec<_>>().join("\n"))
+}
+
+/// The steps a shell script's lines run, as a header names them: a script by its path, cargo by
+/// its subcommand (`cargo clippy`), a versioned tool without its version (`clang-format`).
+fn steps(script: &str) -> BTreeSet<String> {
+    let mut steps = BTreeSet::new();
+    for line in script.lines().map(str::trim) {
+        let line = line.strip_prefix("exec ").unwrap_or(line);
+        let mut words = line.split_whitespace();
+        let Some(first) = words.next() else { continue };
+        if first.starts_with("scripts/") {
+            steps.insert(first.to_string());
+        } else if first == "cargo" {
+            steps.extend(words.next().map(|sub| format!("cargo {sub}")));
+        } else if first.starts_with("clang-format") {
+            steps.insert("clang-format".to_string());
+        }
+    }
+    steps
+}
+
+#[test]
+fn test_sh_header_names_each_step_and_help_prints_it() {
+    let (header, body) = test_sh();
+    let unnamed: Vec<String> = steps(&body)
+        .into_iter()
+        .filter(|step| !header.contains(step.as_str()))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "scripts/test.sh runs steps its header does not name (the docs point to that header, so \
+         name them there): {unnamed:?}"
+    );
+    for option in ["--long", "--matrix", "--help"] {
+        assert!(
+            header.contains(&format!("#   {option} ")),
+            "the header lacks {option}"
+        );
+    }
+    let out = std::process::Command::new("bash")
+        .arg(root().join("scripts/test.sh"))
+        .arg("--help")
+        .output()
+        .expect("running scripts/test.sh --help");
+    assert!(out.status.success(), "scripts/test.sh --help failed");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let want: String = header
+        .lines()
+        .map(|l| {
+            format!(
+                "{}\n",
+                l.strip_prefix("# ").unwrap_or(l.trim_start_matches('#'))
+            )
+        })
+        .collect();
+    assert_eq!(printed, want, "scripts/test.sh --help prints its header");
+}
+
+#[test]
+fn steps_are_scripts_cargo_subcommands_and_tools() {
+    let script = "scripts/setup.sh\nif x; then\n  exec cargo test --a\nfi\necho hi\n\
+                  clang-format-19 --dry-run a.c\n# scripts/not-run.sh\ncargo clippy -q\n";
+    let want: BTreeSet<String> = [
+        "scripts/setup.sh",
+        "cargo test",
+        "clang-format",
+        "cargo clippy",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(steps(script), want);
 }
