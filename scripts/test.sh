@@ -1,14 +1,36 @@
 #!/usr/bin/env bash
-# The whole test suite: style checks, unit tests, and the VM tests that load
-# scx_sis on real sched_ext kernels (6.12 and the newest 7.x) under QEMU.
-#   SCX_SIS_SKIP_VM=1 scripts/test.sh     unit tests and checks only
-#   scripts/test.sh --long                  only the long runs: reliability and chaos, 10-minute loads (~45 min)
-#   scripts/test.sh --matrix                only foundation, runtime_control and an RT hog beside
-#                                           hackbench (fairness.sh's rt case) on every kernel series
-#                                           with sched_ext (SCX_SIS_MATRIX to choose; ~10 min each)
-# Those runs are #[ignore]d tests (tests/vm/main.rs), so the default run leaves them out and
-# these run them with --ignored.
+# scripts/test.sh [--long | --matrix | --help]: the whole test suite. This header is the one
+# description of what it runs and of its options; the docs point here (--help prints it).
+#
+# Without an option it runs, in order, stopping at the first failure:
+#   - scripts/setup.sh: the Debian packages and tools the rest needs (every mode runs it first)
+#   - style: cargo fmt --all --check, clang-format on src/bpf/, cargo clippy -D warnings
+#   - scripts/check-bpf-headers.sh: each BPF header compiles alone (it includes what it uses)
+#   - scripts/check-package.sh: the .deb, its systemd unit and its documentation's links
+#   - cargo test --release -- --test-threads=2: the unit tests, tests/cli.rs,
+#     tests/architecture.rs and the VM tests, which load scx_sis on real sched_ext kernels (6.12
+#     and the newest 7.x) under QEMU, two VMs at a time
+#
+# Options (one, instead of the run above):
+#   --long     only the long runs: reliability and chaos with 10-minute loads (~45 min)
+#   --matrix   only foundation, runtime_control and an RT hog beside hackbench (fairness.sh's rt
+#              case) on every kernel series with sched_ext (SCX_SIS_MATRIX to choose; ~10 min
+#              each), ending in a table per kernel; 7.1 and 7.2 pass only with the refusal the
+#              README's Compatibility table documents
+#   --help     print this header and exit
+# The runs of --long and --matrix are #[ignore]d tests (tests/vm/main.rs), so the default run
+# leaves them out and these run them with --ignored.
+#
+# Environment: SCX_SIS_SKIP_VM=1 skips the VM tests (the checks and unit tests still run); the
+# other variables the VM tests read (kernel series, timeouts, prebuilt kernels) are listed in
+# tests/vm/main.rs.
 set -euo pipefail
+
+if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  # The comment block above, up to the first line that is not a comment, without its "# ".
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+  exit 0
+fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"

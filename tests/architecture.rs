@@ -1,6 +1,8 @@
 //! The repository's map against the repository: docs/ARCHITECTURE.md's code map describes every
 //! folder that holds sources of the two crates (`src/`, `lab/src/`, the BPF side in `src/bpf/`
-//! included) and names no folder that is gone, and the README and the map stay pages one reads.
+//! included) and names no folder that is gone, and the README and the map stay pages one reads;
+//! the README links to docs/usage.md rather than repeating its lines, and scripts/test.sh's
+//! header, the one description of what the suite runs, names each of its steps.
 //! No VM, no root: plain file reads.
 
 use std::collections::BTreeSet;
@@ -9,6 +11,9 @@ use std::path::{Path, PathBuf};
 
 /// The README is the user's first screen and a short reference; the rest lives in docs/.
 const README_MAX_LINES: usize = 250;
+/// A line this long or longer that the README and docs/usage.md both hold is text kept in two
+/// places, which drift apart; shorter lines (a table's header, a heading) may repeat.
+const SHARED_LINE_MIN: usize = 80;
 /// ARCHITECTURE.md is a bird's-eye view; the details live beside the code.
 const ARCHITECTURE_MAX_LINES: usize = 250;
 const CODE_MAP_HEADING: &str = "## Code map";
@@ -192,6 +197,39 @@ fn readme_is_at_most_a_user_page_long() {
     );
 }
 
+/// The lines of `a`, `SHARED_LINE_MIN` characters or longer, that `b` holds too, each once.
+fn shared_long_lines<'a>(a: &'a str, b: &str) -> Vec<&'a str> {
+    let b: BTreeSet<&str> = b.lines().map(str::trim_end).collect();
+    let shared: BTreeSet<&str> = a
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| l.chars().count() >= SHARED_LINE_MIN && b.contains(l))
+        .collect();
+    shared.into_iter().collect()
+}
+
+#[test]
+fn readme_links_to_usage_rather_than_repeating_it() {
+    let (readme, usage) = (read("README.md"), read("docs/usage.md"));
+    let shared = shared_long_lines(&readme, &usage);
+    assert!(
+        shared.is_empty(),
+        "README.md and docs/usage.md share {} line(s) of {SHARED_LINE_MIN}+ characters; keep the \
+         text in usage.md and link to it from the README:\n  {}",
+        shared.len(),
+        shared.join("\n  ")
+    );
+}
+
+#[test]
+fn a_shared_line_counts_from_its_length() {
+    let long = "x".repeat(SHARED_LINE_MIN);
+    let short = "y".repeat(SHARED_LINE_MIN - 1);
+    let a = format!("{long}\n{short}\n| status | meaning |\n{long}  \n");
+    let b = format!("{short}\n{long}\n| status | meaning |\n");
+    assert_eq!(shared_long_lines(&a, &b), [long.as_str()]);
+}
+
 #[test]
 fn architecture_is_a_birds_eye_view() {
     let lines = read("docs/ARCHITECTURE.md").lines().count();
@@ -228,4 +266,88 @@ fn a_folder_is_described_by_its_entry_or_by_name_in_its_parents() {
         named_paths(section, &entries),
         ["lab/src/bench/", "src/", "src/trace/", "src/x/"].into()
     );
+}
+
+/// scripts/test.sh's header (its comment lines after the shebang, up to the first line that is
+/// not a comment) and the rest, the script itself.
+fn test_sh() -> (String, String) {
+    let script = read("scripts/test.sh");
+    let mut lines = script.lines().skip(1).peekable();
+    let mut header = String::new();
+    while let Some(line) = lines.next_if(|l| l.starts_with('#')) {
+        header.push_str(line);
+        header.push('\n');
+    }
+    (header, lines.collect::<Vec<_>>().join("\n"))
+}
+
+/// The steps a shell script's lines run, as a header names them: a script by its path, cargo by
+/// its subcommand (`cargo clippy`), a versioned tool without its version (`clang-format`).
+fn steps(script: &str) -> BTreeSet<String> {
+    let mut steps = BTreeSet::new();
+    for line in script.lines().map(str::trim) {
+        let line = line.strip_prefix("exec ").unwrap_or(line);
+        let mut words = line.split_whitespace();
+        let Some(first) = words.next() else { continue };
+        if first.starts_with("scripts/") {
+            steps.insert(first.to_string());
+        } else if first == "cargo" {
+            steps.extend(words.next().map(|sub| format!("cargo {sub}")));
+        } else if first.starts_with("clang-format") {
+            steps.insert("clang-format".to_string());
+        }
+    }
+    steps
+}
+
+#[test]
+fn test_sh_header_names_each_step_and_help_prints_it() {
+    let (header, body) = test_sh();
+    let unnamed: Vec<String> = steps(&body)
+        .into_iter()
+        .filter(|step| !header.contains(step.as_str()))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "scripts/test.sh runs steps its header does not name (the docs point to that header, so \
+         name them there): {unnamed:?}"
+    );
+    for option in ["--long", "--matrix", "--help"] {
+        assert!(
+            header.contains(&format!("#   {option} ")),
+            "the header lacks {option}"
+        );
+    }
+    let out = std::process::Command::new("bash")
+        .arg(root().join("scripts/test.sh"))
+        .arg("--help")
+        .output()
+        .expect("running scripts/test.sh --help");
+    assert!(out.status.success(), "scripts/test.sh --help failed");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let want: String = header
+        .lines()
+        .map(|l| {
+            format!(
+                "{}\n",
+                l.strip_prefix("# ").unwrap_or(l.trim_start_matches('#'))
+            )
+        })
+        .collect();
+    assert_eq!(printed, want, "scripts/test.sh --help prints its header");
+}
+
+#[test]
+fn steps_are_scripts_cargo_subcommands_and_tools() {
+    let script = "scripts/setup.sh\nif x; then\n  exec cargo test --a\nfi\necho hi\n\
+                  clang-format-19 --dry-run a.c\n# scripts/not-run.sh\ncargo clippy -q\n";
+    let want: BTreeSet<String> = [
+        "scripts/setup.sh",
+        "cargo test",
+        "clang-format",
+        "cargo clippy",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(steps(script), want);
 }

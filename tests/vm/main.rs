@@ -16,16 +16,15 @@
 //! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
 //! - `SCX_SIS_VM_KERNELS`       kernel series to test, default "6.12 7" (see scripts/kernels.sh).
 //!   Series other than 6.12 and 7 are run by `foundation_other_kernels` (ignored, below).
-//! - `SCX_SIS_MATRIX`           series for the `matrix` test (`scripts/test.sh --matrix`), which
-//!   runs foundation, runtime_control and fairness's RT hog on each; default every series with
-//!   sched_ext (matrix.rs, `ALL_SERIES`).
+//! - `SCX_SIS_MATRIX`           series for the `matrix` test (matrix.rs, `scripts/test.sh
+//!   --matrix`); default every series with sched_ext.
 //! - `SCX_SIS_VM_TIMEOUT`       seconds per VM run, default 900.
-//!
-//! The long runs (`reliability_long_7`, `chaos_long_7`, `scripts/test.sh --long`), the `matrix`
-//! (`scripts/test.sh --matrix`) and `foundation_other_kernels` are `#[ignore]`d: the default run
-//! leaves them out and lists them as ignored, and `-- --ignored` runs them.
 //! - `SCX_SIS_PREBUILT_KERNELS` directory with vmlinuz-6.12*-scx; defaults to ../shared/kernels
 //!   beside the repository when that exists.
+//!
+//! The long runs (`reliability_long_7`, `chaos_long_7`), the `matrix` and
+//! `foundation_other_kernels` are `#[ignore]`d: the default run leaves them out and lists them as
+//! ignored, and `-- --ignored` runs them (`scripts/test.sh --help` names the options that do).
 //!
 //! No global lock: VM runs share the host, as many at once as `--test-threads` lets (each keeps a
 //! host core busy under TCG, so 2 suits a 2-core host). fairness.sh, policy.sh, foundation.sh and

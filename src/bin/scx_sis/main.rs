@@ -223,8 +223,8 @@ mod service {
 }
 
 fn main() -> ExitCode {
-    if let Some(dir) = assets::requested() {
-        return program::exit_code("scx_sis", dir.and_then(|d| assets::generate(&d)));
+    if let Some(request) = assets::requested() {
+        return program::exit_code("scx_sis", request.and_then(assets::run));
     }
     let cli: Cli = cli::parse();
     let result = match &cli.command {
