@@ -154,6 +154,18 @@ llc_metrics! {
         "Tasks started with less than a whole slice because others waited on their CPU";
     count clock_behind = sis_counter_SIS_CNT_CLOCK_BEHIND,
         "Steals judged on a head queued after the stealer read its clock (its wait taken as 0)";
+    count tick_preempts = sis_counter_SIS_CNT_TICK_PREEMPTS,
+        "Running tasks a tick preempted for a queued task whose deadline had passed theirs";
+    count served_first = sis_counter_SIS_CNT_SERVED_FIRST,
+        "Per-CPU kernel threads and the daemon's threads queued ahead of their CPU's queue";
+    count nopreempt_hold = sis_counter_SIS_CNT_NOPREEMPT_HOLD,
+        "Queued wakees that did not preempt: the running task had not yet run its hold";
+    count nopreempt_deadline = sis_counter_SIS_CNT_NOPREEMPT_DEADLINE,
+        "Queued wakees that did not preempt: the running task's deadline was earlier";
+    count nopreempt_sync = sis_counter_SIS_CNT_NOPREEMPT_SYNC,
+        "Queued wakees that did not preempt: a sync wakee behind its waker, which is to sleep";
+    count migrant_credit_ns = sis_counter_SIS_CNT_MIGRANT_CREDIT_NS,
+        "vtime credit, ns, that moved tasks arrived with: how long they kept their new CPU unpreempted";
     shards shards, "Per-shard wakequeue statistics, by shard index";
 }
 
@@ -478,6 +490,6 @@ pub(crate) mod tests {
         let fields = text.lines().filter(|l| l.starts_with("  ")).count();
         let described = text.lines().filter(|l| l.contains(" : ")).count();
         assert_eq!(fields, described, "a field without a description:\n{text}");
-        assert_eq!(fields, 4 + 67 + 5, "{text}");
+        assert_eq!(fields, 4 + 73 + 5, "{text}");
     }
 }

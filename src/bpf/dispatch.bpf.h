@@ -246,10 +246,12 @@ __noinline int dispatch_prev(struct task_struct *prev __arg_trusted, s32 cpu, u6
 /*
  * The sis preset. @kicker: the CPU that kicked this one to steal its work,
  * -1 for none. A still-runnable @prev (NULL: none) means its slice ended on
- * a busy CPU.
+ * a busy CPU. @preempted: a wakeup or a tick preempted @prev for a task of
+ * this CPU's queue (take_preempting()); that task goes first, before a pull
+ * and before @prev, which competes again only if the queue is gone.
  */
 __noinline int dispatch_sis(s32 cpu, struct task_struct *prev __arg_trusted __arg_nullable,
-			    s32 kicker, const struct sis_tunables *t)
+			    s32 kicker, bool preempted, const struct sis_tunables *t)
 {
 	bool prev_runnable = prev && (prev->scx.flags & SCX_TASK_QUEUED);
 	u32 llc = llc_of(cpu);
@@ -263,9 +265,11 @@ __noinline int dispatch_sis(s32 cpu, struct task_struct *prev __arg_trusted __ar
 		return 1;
 	if (nr_held_cpus && take_from_held(cpu, llc, clock_once(&now)))
 		return 1;
-	if (prev_runnable && dispatch_prev(prev, cpu, clock_once(&now), t))
+	if (prev_runnable && !preempted && dispatch_prev(prev, cpu, clock_once(&now), t))
 		return 1;
-	return dispatch_sources(cpu, kicker, now, t);
+	if (dispatch_sources(cpu, kicker, now, t))
+		return 1;
+	return prev_runnable && preempted && dispatch_prev(prev, cpu, clock_once(&now), t);
 }
 
 /* A kick to steal is good for the dispatch it caused: read and clear it (-1: none). */
@@ -278,6 +282,15 @@ static __always_inline s32 take_kicker(struct sis_cpu_ctx *cctx)
 	kicker = cctx->kicked_by - 1;
 	cctx->kicked_by = 0;
 	return kicker;
+}
+
+/* A preemption is good for the dispatch it caused: read and clear it. */
+static __always_inline bool take_preempting(struct sis_cpu_ctx *cctx)
+{
+	if (!cctx || !cctx->preempting)
+		return false;
+	cctx->preempting = 0;
+	return true;
 }
 
 #endif /* __SIS_DISPATCH_BPF_H */

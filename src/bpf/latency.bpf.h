@@ -24,6 +24,27 @@
 #include "types.bpf.h"
 #include "vtime.bpf.h"
 
+/* The daemon's process id (its tgid), written before load; 0: none. */
+const volatile u32 daemon_tgid;
+
+/*
+ * Tasks that go ahead of their CPU's queue, into its local DSQ: a per-CPU
+ * kernel thread (a kworker, ksoftirqd: no other CPU may take its work, and
+ * what waits on that work waits with it), and the daemon's own threads while
+ * their runs average below a slice, so that its stats and tunables answer
+ * under the load it schedules. A daemon thread whose runs grow longer takes
+ * its turn in the queue like any task, so a busy daemon cannot starve the
+ * machine.
+ */
+static __always_inline bool served_first(const struct task_struct *p,
+					 const struct sis_task_ctx *tctx,
+					 const struct sis_tunables *t)
+{
+	if ((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1)
+		return true;
+	return daemon_tgid && p->tgid == daemon_tgid && tctx && tctx->avg_run < tun_slice_ns(t);
+}
+
 /*
  * At select_cpu: @p was woken (or forked) at @now. @sync: a sync wakeup that
  * put it on the waker's CPU, where it runs once the waker sleeps.
@@ -85,6 +106,18 @@ static __always_inline u64 curr_deadline(const struct sis_cpu_ctx *cctx,
 }
 
 /*
+ * The deadline a queued task must beat to take @cctx's CPU at @now: the
+ * running task's, or the vtime it has reached if it ran past it.
+ */
+static __always_inline u64 curr_bar(const struct sis_cpu_ctx *cctx, u64 now,
+				    const struct sis_tunables *t)
+{
+	u64 reached = curr_vtime_at(cctx, now), deadline = curr_deadline(cctx, t);
+
+	return time_before(reached, deadline) ? deadline : reached;
+}
+
+/*
  * EEVDF's wakeup preemption, in vtime: the wakee's virtual deadline (its
  * vtime plus the run it is expected to make, its average up to a slice, at
  * its weight) is earlier than the running task's deadline, or than the vtime
@@ -98,29 +131,48 @@ static __always_inline u64 curr_deadline(const struct sis_cpu_ctx *cctx,
  * wakee (a timer's) waits for no more than its own run. A task that can run
  * nowhere else (@p bound: a per-CPU kthread, a pinned or migration-disabled
  * task) preempts as soon as it is earlier in vtime, as no other CPU can
- * take it.
+ * take it. The verdict is the counter it goes to: SIS_CNT_WAKEUP_PREEMPTS
+ * to preempt, SIS_CNT_NOPREEMPT_HOLD or SIS_CNT_NOPREEMPT_DEADLINE for why
+ * not, SIS_NR_COUNTERS when wakeup preemption is off.
  */
-static __always_inline bool wakeup_preempts(struct task_struct *p, struct sis_task_ctx *tctx,
-					    struct sis_cpu_ctx *cctx, u64 vtime, u64 now,
-					    const struct sis_tunables *t)
+static __always_inline u32 wakeup_verdict(struct task_struct *p, struct sis_task_ctx *tctx,
+					  struct sis_cpu_ctx *cctx, u64 vtime, u64 now,
+					  const struct sis_tunables *t)
 {
-	u64 reached = curr_vtime_at(cctx, now), run = tun_slice_ns(t), hold, deadline;
+	u64 run = tun_slice_ns(t), hold;
 
 	if (bound_to_cpu(p))
-		return time_before(vtime, reached);
+		return time_before(vtime, curr_vtime_at(cctx, now)) ? SIS_CNT_WAKEUP_PREEMPTS
+								    : SIS_CNT_NOPREEMPT_DEADLINE;
 	if (!t->wakeup_preempt)
-		return false;
+		return SIS_NR_COUNTERS;
 	if (tctx && tctx->avg_run < run)
 		run = tctx->avg_run;
 	hold = steal_wait_min_ns(t, cctx);
 	if (run < hold)
 		hold = run;
 	if (time_since(now, cctx->curr_at) < hold)
+		return SIS_CNT_NOPREEMPT_HOLD;
+	return time_before(vtime + vtime_charge(run, p->scx.weight), curr_bar(cctx, now, t))
+		       ? SIS_CNT_WAKEUP_PREEMPTS
+		       : SIS_CNT_NOPREEMPT_DEADLINE;
+}
+
+/*
+ * At a tick, EEVDF's check of the running task against the queue: the
+ * CPU's first queued task, keyed @key (its virtual deadline, task_key()),
+ * beats the running task's deadline and that task has run steal-min (scaled
+ * by the pace). A wakee that found the running task within its hold at
+ * wakeup, or a task queued again behind one whose slice keep_prev() renewed,
+ * then runs at the next tick, not at the slice's end.
+ */
+static __always_inline bool tick_preempts(u64 key, const struct sis_cpu_ctx *cctx, u64 now,
+					  const struct sis_tunables *t)
+{
+	if (!t->wakeup_preempt || !cctx->running ||
+	    time_since(now, cctx->curr_at) < steal_wait_min_ns(t, cctx))
 		return false;
-	deadline = curr_deadline(cctx, t);
-	if (time_before(reached, deadline))
-		reached = deadline;
-	return time_before(vtime + vtime_charge(run, p->scx.weight), reached);
+	return time_before(key, curr_bar(cctx, now, t));
 }
 
 #endif /* __SIS_LATENCY_BPF_H */

@@ -195,7 +195,8 @@ static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
  * A wakee (or a new task) was queued behind the task running on @cpu. Not
  * when it was a sync wakee put on its waker's CPU: the waker is about to
  * sleep, and the wakee runs there next. Otherwise it preempts the running
- * task when wakeup_preempts() says so; else, unless its wait there would be
+ * task when wakeup_verdict() says so (latency.bpf.h; each verdict is
+ * counted, so the waits show their cause); else, unless its wait there would be
  * below steal-min (kicks_skipped), an idle CPU is kicked to steal it now
  * rather than at the next tick: one of @cpu's LLC, else any the task may use
  * (its own LLC busy, another's CPU idle: a wait behind a busy CPU costs more
@@ -207,17 +208,23 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, struct sis
 {
 	struct sis_cpu_ctx *cctx = cpu_ctx(cpu), *ictx;
 	const struct cpumask *mask;
+	u32 verdict;
 	s32 idle;
 
 	if (!cctx || !cctx->running) {
 		kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	if (tctx && tctx->placed_sync)
+	if (tctx && tctx->placed_sync) {
+		stat_inc(SIS_CNT_NOPREEMPT_SYNC);
 		return;
-	if (wakeup_preempts(p, tctx, cctx, vtime, now, t)) {
+	}
+	verdict = wakeup_verdict(p, tctx, cctx, vtime, now, t);
+	if (verdict < SIS_NR_COUNTERS)
+		stat_inc(verdict);
+	if (verdict == SIS_CNT_WAKEUP_PREEMPTS) {
+		cctx->preempting = 1;
 		kick_cpu(cpu, SCX_KICK_PREEMPT);
-		stat_inc(SIS_CNT_WAKEUP_PREEMPTS);
 		return;
 	}
 	if (bound_to_cpu(p))
@@ -240,6 +247,26 @@ static __always_inline void wakeup_behind_busy(struct task_struct *p, struct sis
 		if (t->trace && trace_wants(p, t))
 			trace_move(p, SIS_MOVE_WAKEUP_KICK, cpu, idle);
 	}
+}
+
+/*
+ * @p goes ahead of @cpu's queue (served_first(), latency.bpf.h): into the
+ * local DSQ of its CPU, preempting a task that has run steal-min (scaled
+ * by the pace), as a wakee of an earlier deadline would; an idle CPU is
+ * woken for it.
+ */
+static __always_inline void serve_first(struct task_struct *p, s32 cpu, u64 enq_flags,
+					const struct sis_tunables *t)
+{
+	struct sis_cpu_ctx *cctx = cpu_ctx(cpu);
+	bool busy = cctx && cctx->running;
+
+	if (busy && time_since(now_ns(), cctx->curr_at) >= steal_wait_min_ns(t, cctx))
+		enq_flags |= SCX_ENQ_PREEMPT;
+	dsq_insert(p, SCX_DSQ_LOCAL, tun_slice_ns(t), enq_flags);
+	if (!busy)
+		kick_cpu(cpu, SCX_KICK_IDLE);
+	stat_inc(SIS_CNT_SERVED_FIRST);
 }
 
 /* ops.enqueue's work; sis_enqueue() around it counts its calls. */
@@ -292,7 +319,11 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
 		if (!wakeup)
 			tctx->slept = 0;
 	}
-	vtime = task_vtime(p, cpu, wakeup, &t);
+	if (!(enq_flags & SCX_ENQ_REENQ) && served_first(p, tctx, &t)) {
+		serve_first(p, cpu, enq_flags, &t);
+		return;
+	}
+	vtime = task_vtime(p, tctx, cpu, wakeup, &t);
 	/* Taken out of a shard without running (affinity or priority change). */
 	if (tctx)
 		wakeq_forget(tctx, shard_left);
@@ -328,7 +359,9 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
  * not insert itself, a wakeup of a task bound to one CPU, a slice end, a
  * requeue after an affinity or priority change, or a held CPU's local DSQ
  * sent back (SCX_ENQ_REENQ). Decides the queue: the plain preset's FIFO; for
- * a reenqueue, an idle CPU (rescue_to_idle()); the CPU's wakequeue shard
+ * a per-CPU kthread or a short-running thread of the daemon, the CPU's local
+ * DSQ ahead of its queue (serve_first()); for a reenqueue, an idle CPU
+ * (rescue_to_idle()); the CPU's wakequeue shard
  * (wakeq.bpf.h); else the CPU's own DSQ, keyed by virtual deadline
  * (task_key(), vtime.bpf.h), the only one for a migration-disabled task.
  * Then whom to kick (wakeup_behind_busy()). Writes @p's vtime,
@@ -354,7 +387,9 @@ void BPF_STRUCT_OPS(sis_enqueue, struct task_struct *p, u64 enq_flags)
  * queues' heads. Decides where the next task comes from: dispatch_plain()
  * or dispatch_sis(), whose sources, their order and the summaries that gate
  * them dispatch.bpf.h lists. Reads and clears @cpu's kicked_by
- * (take_kicker()): a kick to steal holds for the one dispatch it caused.
+ * (take_kicker()): a kick to steal holds for the one dispatch it caused; and
+ * its preempting flag (take_preempting()): after a preemption the own queue
+ * goes first.
  * Finding nothing, with no @prev to go on, marks the CPU went_idle, for
  * ops.running's average idle period (steal.bpf.h).
  * Invariant: an idle CPU with nothing anywhere asks the kernel one thing,
@@ -368,14 +403,14 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
 	u64 calls = calls_now();
 	struct sis_tunables t;
 	s32 kicker = take_kicker(cctx);
-	bool found;
+	bool preempted = take_preempting(cctx), found;
 
 	tun_snapshot(&t);
 	if (t.test_inject_error) {
 		scx_bpf_error("test-only error injected through the tunables");
 		return;
 	}
-	found = t.plain ? dispatch_plain(cpu, &t) : dispatch_sis(cpu, prev, kicker, &t);
+	found = t.plain ? dispatch_plain(cpu, &t) : dispatch_sis(cpu, prev, kicker, preempted, &t);
 	calls = calls_now() - calls;
 	stat_add(s, SIS_CNT_DISPATCHES, 1);
 	stat_add(s, SIS_CNT_DISPATCH_CALLS, calls);
@@ -394,7 +429,11 @@ void BPF_STRUCT_OPS(sis_dispatch, s32 cpu, struct task_struct *prev)
  * balancer kick does it: a busy CPU with tasks waiting behind it wakes an
  * idle CPU, which then steals (wake_stealer(), held_rescue.bpf.h, which leaves
  * this CPU in the stealer's kicked_by, to be looked at first). A tick bounds
- * the wait without undoing the prev-CPU bias on every wakeup. It also looks
+ * the wait without undoing the prev-CPU bias on every wakeup. Before that,
+ * EEVDF's check at the tick: the queue's first task preempts @p once its
+ * deadline beats @p's and @p has run steal-min (tick_preempts(),
+ * latency.bpf.h), so a wakee that came too early to preempt waits a tick,
+ * not the rest of a slice. It also looks
  * after the LLC's held CPUs, whose own ticks do not run (rescue_from_held()),
  * and sets this CPU's work bit again while work waits (workmask.bpf.h).
  * Invariant: a head that has waited steal-min (other than a lone task bound
@@ -406,6 +445,7 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	s32 cpu = bpf_get_smp_processor_id();
 	u32 llc = llc_of(cpu);
 	u64 now = now_ns(), nr, min;
+	struct sis_cpu_ctx *cctx;
 	struct task_struct *head;
 	struct sis_tunables t;
 
@@ -427,6 +467,13 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	if (!nr)
 		return;
 	head = dsq_head(cpu_dsq(cpu));
+	cctx = cpu_ctx(cpu);
+	if (head && cctx && tick_preempts(head->scx.dsq_vtime, cctx, now, &t)) {
+		cctx->preempting = 1;
+		task_set_slice(p, 0);
+		stat_inc(SIS_CNT_TICK_PREEMPTS);
+		return;
+	}
 	/* What waits may be only a task bound to this CPU: a stealer could take none of them. */
 	if (head && nr == 1 && head->nr_cpus_allowed == 1)
 		return;
@@ -435,9 +482,9 @@ void BPF_STRUCT_OPS(sis_tick, struct task_struct *p)
 	 * steal-min gets a stealer whatever the estimate said, one tick later at
 	 * the most, or an estimate that was wrong could leave it waiting for good.
 	 */
-	min = steal_min_ns(&t, cpu_ctx(cpu));
+	min = steal_min_ns(&t, cctx);
 	if (!head_waited(head, now, min) &&
-	    !wait_exceeds(cpu, nr, now, steal_wait_min_ns(&t, cpu_ctx(cpu)))) {
+	    !wait_exceeds(cpu, nr, now, steal_wait_min_ns(&t, cctx))) {
 		stat_inc(SIS_CNT_KICKS_SKIPPED);
 		return;
 	}
@@ -544,6 +591,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 	tun_snapshot(&t);
 	task_key_strip(p, tctx);
 	if (cctx) {
+		bool moved;
 		u64 vtime;
 
 		/* The CPU idled since its last task stopped: fold that into its average idle. */
@@ -558,9 +606,13 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		 * keep_prev() run it, and the CPU's other tasks wait, until it
 		 * caught up with the CPU's clock.
 		 */
-		vtime = task_vtime(p, cpu, tctx && tctx->slept, &t);
+		moved = tctx && tctx->vt_cpu >= 0 && tctx->vt_cpu != cpu;
+		vtime = task_vtime(p, tctx, cpu, tctx && tctx->slept, &t);
 		if (vtime != p->scx.dsq_vtime)
 			task_set_dsq_vtime(p, vtime);
+		/* A moved task's credit: how long it runs here before a wakee may preempt it. */
+		if (moved && time_before(vtime, cctx->vtime_now))
+			stat_add(s, SIS_CNT_MIGRANT_CREDIT_NS, cctx->vtime_now - vtime);
 		sis_pelt_advance(&cctx->util, now, false);
 		slice_share(p, cpu, cctx, s, &t);
 		cctx->running = 1;
@@ -661,10 +713,14 @@ void BPF_STRUCT_OPS(sis_enable, struct task_struct *p)
 	if (tctx && tctx->forked) {
 		pctx = task_ctx(parent);
 		if (pctx) {
+			/* Relative to the parent's CPU's clock, wherever the child is queued. */
+			tctx->vt_cpu = bpf_get_smp_processor_id();
 			task_set_dsq_vtime(p, vtime_charged(parent, pctx, now_ns()));
 			return;
 		}
 	}
+	if (tctx)
+		tctx->vt_cpu = task_cpu(p);
 	task_set_dsq_vtime(p, cpu_vtime_now(task_cpu(p)));
 }
 
@@ -687,6 +743,7 @@ s32 BPF_STRUCT_OPS(sis_init_task, struct task_struct *p, struct scx_init_task_ar
 	if (!tctx)
 		return -ENOMEM;
 	tctx->last_cpu = -1;
+	tctx->vt_cpu = -1;
 	tctx->wakeq_slot = -1;
 	tctx->forked = args && args->fork;
 	/*

@@ -21,6 +21,8 @@ struct sis_task_ctx {
 	u64 wakeq_at;	/* when it was queued in a wakequeue shard */
 	s32 wakeq_slot; /* that shard's slot, -1 when not in one */
 	s32 last_cpu;
+	/* The CPU whose clock its vtime was last bounded to (task_vtime()); -1: none. */
+	s32 vt_cpu;
 	u32 slept; /* it blocked since it last ran: the sleeper's vtime floor applies */
 	/* Queued at its slice end, not at a wakeup: its vtime records service (pull.bpf.h). */
 	u32 requeued;

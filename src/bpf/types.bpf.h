@@ -38,6 +38,12 @@ struct sis_cpu_ctx {
 	 * a kick is a reason to look at that CPU now, not at a later idle.
 	 */
 	u32 kicked_by;
+	/*
+	 * A wakeup or a tick asked the running task to make way for a queued
+	 * one: the next dispatch serves the own queue before a pull or prev.
+	 * Read and cleared by that dispatch.
+	 */
+	u32 preempting;
 	/* A dispatch here found nothing: the CPU idles from stopped_at until a task runs. */
 	u32 went_idle;
 	/* Average length of this CPU's idle periods, ns (0: none seen yet; steal.bpf.h). */

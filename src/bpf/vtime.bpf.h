@@ -30,6 +30,8 @@ enum {
 	SIS_MAX_LEAD_SLICES = 16,
 	/* A runnable task's debt is bounded at this many balance lags (see task_vtime()). */
 	SIS_DEBT_LAGS = 4,
+	/* A task that moved arrives with at most this many slices of credit (see task_vtime()). */
+	SIS_MIGRANT_CREDIT_SLICES = 2,
 	/* A CPU that ran nothing for this long idled: resync its clock (ns). */
 	SIS_IDLE_GAP_NS = 1000000,
 };
@@ -58,13 +60,21 @@ static __always_inline u64 vtime_after_run(u64 vtime, u32 weight, u64 since, u64
 }
 
 /*
- * @p's place in @cpu's queue, kept near the CPU's clock.
+ * @p's place in @cpu's queue, kept near the CPU's clock; @tctx is @p's
+ * context (NULL: none), whose vt_cpu, the CPU whose clock @p's vtime was
+ * last bounded to, becomes @cpu.
  *
  * Floor: a task that slept (@slept) gets at most one slice of credit, as
  * CFS's sleeper credit. A runnable task keeps up to SIS_DEBT_LAGS balance
- * lags of debt: enough for the balancer, which pulls at one lag (two across
- * LLCs), to see it, and bounded so that a task that could not run for long
- * (its CPU held by pinned work) cannot then hold a new CPU for seconds.
+ * lags of debt where it waits: enough for the balancer, which pulls at one
+ * lag (two across LLCs), to see it, and bounded so that a task that could
+ * not run for long (its CPU held by pinned work) cannot then hold a new CPU
+ * for seconds. Once it has moved (a steal, a pull, a wakeup elsewhere) it
+ * keeps at most SIS_MIGRANT_CREDIT_SLICES slices of that credit, as EEVDF
+ * clamps a migrant's lag to about two slices: the credit is how long it
+ * keeps its new CPU before anything queued there, and no wakee can preempt
+ * a task still owed service, so four lags of it would shut out every wakee
+ * on that CPU for as long.
  *
  * Ceiling: a few slices of the task's own weighted charge ahead, more than
  * a task can earn between two looks at the clock, so a vtime earned at a
@@ -73,17 +83,34 @@ static __always_inline u64 vtime_after_run(u64 vtime, u32 weight, u64 since, u64
  * about lead x the tasks queued ahead of it, and a SCHED_IDLE task (weight
  * 1) would otherwise lead by 400 slices. The cap cuts a share only where
  * one slice charges more than 16 slices (weight below 6, about nice 13):
- * nice 0 vs 10 still runs 9:1.
+ * nice 0 vs 10 still runs 9:1. A task that moved keeps only the lead it had
+ * over its previous CPU's clock: the clocks drift apart (each follows its
+ * own queue's minimum), and a light task that moved from a CPU whose clock
+ * ran ahead would otherwise wait behind every task queued on a slower one,
+ * each running the drift before it.
  */
-static __always_inline u64 task_vtime(struct task_struct *p, s32 cpu, bool slept,
-				      const struct sis_tunables *t)
+static __always_inline u64 task_vtime(struct task_struct *p, struct sis_task_ctx *tctx, s32 cpu,
+				      bool slept, const struct sis_tunables *t)
 {
 	u64 now = cpu_vtime_now(cpu), slice = tun_slice_ns(t);
-	u64 vtime = p->scx.dsq_vtime;
-	u64 floor = now - (slept ? slice : SIS_DEBT_LAGS * tun_balance_lag_ns(t));
+	u64 vtime = p->scx.dsq_vtime, home, credit, floor, ceil;
 	u64 lead = 4 * vtime_charge(slice, p->scx.weight);
-	u64 ceil = now + (lead < SIS_MAX_LEAD_SLICES * slice ? lead : SIS_MAX_LEAD_SLICES * slice);
+	bool moved = tctx && tctx->vt_cpu >= 0 && tctx->vt_cpu != cpu;
 
+	if (slept)
+		credit = slice;
+	else if (moved)
+		credit = SIS_MIGRANT_CREDIT_SLICES * slice;
+	else
+		credit = SIS_DEBT_LAGS * tun_balance_lag_ns(t);
+	if (moved && time_before(now, vtime)) {
+		home = cpu_vtime_now(tctx->vt_cpu);
+		vtime = time_before(home, vtime) ? now + (vtime - home) : now;
+	}
+	if (tctx)
+		tctx->vt_cpu = cpu;
+	floor = now - credit;
+	ceil = now + (lead < SIS_MAX_LEAD_SLICES * slice ? lead : SIS_MAX_LEAD_SLICES * slice);
 	if (time_before(vtime, floor))
 		return floor;
 	return time_before(ceil, vtime) ? ceil : vtime;

@@ -505,6 +505,9 @@ fn fill_rodata(skel: &mut OpenBpfSkel<'_>, layout: &Layout) {
     rodata.nr_cpus = layout.nr_cpu_ids as u32;
     rodata.nr_llcs = layout.llcs.len() as u32;
     rodata.smt_enabled = layout.smt;
+    // BPF serves this process's threads ahead of the queues while their runs are short, so the
+    // daemon answers under the load it schedules (latency.bpf.h, served_first()).
+    rodata.daemon_tgid = std::process::id();
     for (cpu, (llc, pos)) in layout
         .cpu_llc()
         .into_iter()
