@@ -56,7 +56,7 @@ pub fn run(opts: &TraceOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
     let svg_out = opts
         .svg
         .as_deref()
-        .map(|p| Output::create(p, "-o", owner))
+        .map(|p| Output::create(p, "--svg", owner))
         .transpose()?;
     // A trace or picture on stdout keeps it to itself: the summary goes to stderr.
     let stdout_taken = trace_out.is_stdout() || svg_out.as_ref().is_some_and(Output::is_stdout);
