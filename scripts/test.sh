@@ -5,7 +5,7 @@
 # Without an option it runs, in order, stopping at the first failure:
 #   - scripts/setup.sh: the Debian packages and tools the rest needs (every mode runs it first)
 #   - style: cargo fmt --all --check, clang-format on src/bpf/, cargo clippy -D warnings
-#   - scripts/check-bpf-headers.sh: each BPF header compiles alone (it includes what it uses)
+#   - scripts/check-bpf-headers.sh: each BPF header compiles alone and uses what it includes
 #   - scripts/check-package.sh: the .deb, its systemd unit and its documentation's links
 #   - cargo test --release -- --test-threads=2: the unit tests, tests/cli.rs,
 #     tests/architecture.rs and the VM tests, which load scx_sis on real sched_ext kernels (6.12

@@ -1,11 +1,11 @@
 //! The repository's map against the repository: docs/ARCHITECTURE.md's code map describes every
 //! folder that holds sources of the two crates (`src/`, `lab/src/`, the BPF side in `src/bpf/`
-//! included) and names no folder that is gone, and the README and the map stay pages one reads;
-//! the README links to docs/usage.md rather than repeating its lines, and scripts/test.sh's
-//! header, the one description of what the suite runs, names each of its steps.
-//! No VM, no root: plain file reads.
+//! included) and names no folder that is gone, the library's modules import only the layers below
+//! their own, and the README and the map stay pages one reads; the README links to docs/usage.md
+//! rather than repeating its lines, and scripts/test.sh's header, the one description of what the
+//! suite runs, names each of its steps. No VM, no root: plain file reads.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -350,4 +350,307 @@ fn steps_are_scripts_cargo_subcommands_and_tools() {
     .map(String::from)
     .into();
     assert_eq!(steps(script), want);
+}
+
+/// The library's top modules (`src/lib.rs`), bottom layer first. A module imports only modules
+/// of the layers below its own, never one of its own layer or above, so no two modules import
+/// each other, however indirectly. A new module takes its place here, or the test fails.
+const LAYERS: [&[&str]; 6] = [
+    // The generated BPF interface, and the pieces that stand alone.
+    &["bpf_intf", "bpf_skel", "chart", "verdict"],
+    // What a user chooses, and how it reaches BPF.
+    &["policy"],
+    // The programs' edges: exit statuses, the kernel's answers, the instance, its pins.
+    &["process"],
+    &["stats"],
+    &["ab"],
+    // The trace's session and the daemon (which reads ab's marker).
+    &["trace", "load"],
+];
+
+/// The top modules `src/lib.rs` declares (`pub mod NAME;`).
+fn library_modules(lib_rs: &str) -> BTreeSet<String> {
+    lib_rs
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+        .map(|m| m.trim().to_string())
+        .collect()
+}
+
+/// `src` as code alone: each comment, string literal and char literal becomes a space, so that a
+/// `crate::` in a doc comment or a message is not taken for an import.
+fn code_only(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        let skip = if rest.starts_with(b"//") {
+            rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len())
+        } else if rest.starts_with(b"/*") {
+            // Block comments nest in Rust.
+            let (mut depth, mut j) = (0, 0);
+            while j < rest.len() {
+                if rest[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if rest[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            j
+        } else if let Some(len) = raw_string_len(rest) {
+            len
+        } else if rest[0] == b'"' {
+            let mut j = 1;
+            while j < rest.len() && rest[j] != b'"' {
+                j += if rest[j] == b'\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else if rest[0] == b'\'' && rest.get(1) == Some(&b'\\') {
+            // An escape: the closing quote follows the escaped character ('\'', '\u{..}').
+            rest.iter()
+                .skip(3)
+                .position(|&c| c == b'\'')
+                .map_or(1, |p| p + 4)
+        } else if rest[0] == b'\'' && rest.get(2) == Some(&b'\'') {
+            3
+        } else {
+            0
+        };
+        if skip == 0 {
+            out.push(b[i]);
+            i += 1;
+        } else {
+            out.push(b' ');
+            i = (i + skip).min(b.len());
+        }
+    }
+    // Each span removed starts and ends at an ASCII delimiter, so what is left is whole UTF-8.
+    String::from_utf8(out).expect("spans removed whole")
+}
+
+/// The length of a raw string literal (`r"..."`, `r#"..."#`) at the start of `s`, if one is.
+fn raw_string_len(s: &[u8]) -> Option<usize> {
+    let hashes = s
+        .strip_prefix(b"r")?
+        .iter()
+        .take_while(|&&c| c == b'#')
+        .count();
+    if s.get(1 + hashes) != Some(&b'"') {
+        return None;
+    }
+    let close: Vec<u8> = std::iter::once(b'"')
+        .chain(std::iter::repeat_n(b'#', hashes))
+        .collect();
+    let body = 2 + hashes;
+    let end = s[body..].windows(close.len()).position(|w| w == close)?;
+    Some(body + end + close.len())
+}
+
+/// The leading identifier of `s`, after any whitespace.
+fn ident(s: &str) -> &str {
+    let s = s.trim_start();
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first path segment of every item of a `use crate::{...}` group whose body starts `s`
+/// (after the `{`): `a` and `b` for `a::x, b::{y, z}}`.
+fn group_heads(s: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut heads) = (0, 0, Vec::new());
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                heads.push(ident(&s[start..i]));
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                heads.push(ident(&s[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    heads.retain(|h| !h.is_empty());
+    heads
+}
+
+/// The top-level names a source file reaches through `crate::` (and `$crate::` in a macro), in
+/// a `use` or inline.
+fn crate_paths(src: &str) -> BTreeSet<&str> {
+    let mut names = BTreeSet::new();
+    for (i, _) in src.match_indices("crate::") {
+        let before = src[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let after = &src[i + "crate::".len()..];
+        match after.strip_prefix('{') {
+            Some(group) => names.extend(group_heads(group)),
+            None => {
+                names.insert(ident(after));
+            }
+        }
+    }
+    names
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The library's imports between top modules: (importer, imported) -> the files that import.
+fn module_imports(modules: &BTreeSet<String>) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let src = root().join("src");
+    let mut imports: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for module in modules {
+        let mut files = Vec::new();
+        let file = src.join(format!("{module}.rs"));
+        if file.is_file() {
+            files.push(file);
+        }
+        if src.join(module).is_dir() {
+            rust_files(&src.join(module), &mut files);
+        }
+        assert!(
+            !files.is_empty(),
+            "src/lib.rs declares {module}, which has no source"
+        );
+        for file in files {
+            let code = code_only(&fs::read_to_string(&file).expect("a source file"));
+            for name in crate_paths(&code) {
+                if name != module && modules.contains(name) {
+                    let rel = file.strip_prefix(root()).expect("under the root");
+                    imports
+                        .entry((module.clone(), name.to_string()))
+                        .or_default()
+                        .insert(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    imports
+}
+
+/// The imports that break `layers`, one line each: an import of a module of the importer's own
+/// layer or above, or of a module no layer names.
+fn layer_breaks<'a>(
+    imports: impl IntoIterator<Item = (&'a str, &'a str, String)>,
+    layers: &[&[&str]],
+) -> Vec<String> {
+    let layer = |m: &str| layers.iter().position(|l| l.contains(&m));
+    imports
+        .into_iter()
+        .filter_map(|(from, to, files)| match (layer(from), layer(to)) {
+            (Some(f), Some(t)) if t < f => None,
+            (Some(f), Some(t)) => Some(format!(
+                "{from} (layer {f}) imports {to} (layer {t}, {}) in {files}",
+                if t == f { "its own" } else { "above it" }
+            )),
+            _ => Some(format!(
+                "{from} imports {to} in {files}, and LAYERS lacks one of them"
+            )),
+        })
+        .collect()
+}
+
+#[test]
+fn every_library_module_has_a_layer() {
+    let modules = library_modules(&read("src/lib.rs"));
+    assert!(modules.contains("load"), "no modules read from src/lib.rs");
+    let all = LAYERS.concat();
+    let layered: BTreeSet<String> = all.iter().map(|m| m.to_string()).collect();
+    assert_eq!(all.len(), layered.len(), "LAYERS names a module twice");
+    assert_eq!(
+        modules, layered,
+        "tests/architecture.rs's LAYERS must name each module src/lib.rs declares, once"
+    );
+}
+
+#[test]
+fn library_modules_import_only_layers_below_their_own() {
+    let modules = library_modules(&read("src/lib.rs"));
+    let imports = module_imports(&modules);
+    assert!(
+        imports.contains_key(&("load".into(), "process".into())),
+        "the import scan missed load's imports of process: {imports:?}"
+    );
+    let breaks = layer_breaks(
+        imports.iter().map(|((from, to), files)| {
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
+            (from.as_str(), to.as_str(), files.join(", "))
+        }),
+        &LAYERS,
+    );
+    assert!(
+        breaks.is_empty(),
+        "a library module imports a module that is not below it (tests/architecture.rs's \
+         LAYERS): move what it needs down a layer, or the module up:\n  {}",
+        breaks.join("\n  ")
+    );
+}
+
+#[test]
+fn imports_are_read_from_code_alone() {
+    let src = r##"
+//! Uses crate::doc_comment.
+use crate::a::x;
+use crate::{b::y, c::{self, z},
+    d,
+};
+use super::crate_like;
+/* crate::block /* nested */ crate::block2 */
+fn f() {
+    let _ = "crate::in_a_string";
+    let _ = r#"crate::in_a_raw "string""#;
+    let _ = '"';
+    let _ = crate::e::call('\'', '"', "crate::after_chars");
+    my_crate::f::g();
+    $crate::h::i
+}
+"##;
+    assert_eq!(
+        crate_paths(&code_only(src)),
+        ["a", "b", "c", "d", "e", "h"].into()
+    );
+}
+
+#[test]
+fn a_cycle_breaks_the_layers() {
+    let layers: [&[&str]; 3] = [&["low"], &["mid", "peer"], &["high"]];
+    let imports = [
+        ("mid", "low", "m.rs"),
+        ("high", "mid", "h.rs"),
+        ("mid", "high", "m2.rs"),
+        ("mid", "peer", "m3.rs"),
+        ("new", "low", "n.rs"),
+    ];
+    assert_eq!(
+        layer_breaks(imports.map(|(a, b, f)| (a, b, f.to_string())), &layers),
+        [
+            "mid (layer 1) imports high (layer 2, above it) in m2.rs",
+            "mid (layer 1) imports peer (layer 1, its own) in m3.rs",
+            "new imports low in n.rs, and LAYERS lacks one of them",
+        ]
+    );
 }

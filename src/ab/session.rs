@@ -24,9 +24,8 @@ use super::report::{self, End, Report};
 use super::user_metric::UserMetric;
 use super::window::Window;
 use crate::bpf_intf::sis_tunables;
-use crate::load::preflight;
 use crate::policy::{tunables, PolicyOpts};
-use crate::process::{instance, pins};
+use crate::process::{instance, kernel, pins};
 use crate::stats::Metrics;
 
 pub struct Options {
@@ -95,8 +94,7 @@ impl Held {
     /// Whether the scheduler went away: its pin is gone or another instance's, or no scx_sis is
     /// loaded (the kernel disabled it, and the daemon has not yet unpinned).
     fn gone(&self) -> bool {
-        pins::pin_identity(pins::TUNABLES_PIN) != self.pinned
-            || !preflight::loaded_scheduler().is_some_and(|n| n.starts_with("scx_sis"))
+        pins::pin_identity(pins::TUNABLES_PIN) != self.pinned || !kernel::sis_loaded()
     }
 
     /// Wait `d`, or less if a stop is asked for or the scheduler goes away.
@@ -343,7 +341,7 @@ fn after_gone(before: &sis_tunables, done: usize, total: usize, stop: &AtomicBoo
     let when = format!("after {done} of {total} windows");
     let started = Instant::now();
     loop {
-        if !preflight::instance_running() {
+        if !instance::running() {
             let _ = marker::remove(dir, 0);
             return Ending {
                 end: End::Stopped,
@@ -354,8 +352,7 @@ fn after_gone(before: &sis_tunables, done: usize, total: usize, stop: &AtomicBoo
                 adopted: false,
             };
         }
-        let back = pins::pin_identity(pins::TUNABLES_PIN).is_some()
-            && preflight::loaded_scheduler().is_some_and(|n| n.starts_with("scx_sis"));
+        let back = pins::pin_identity(pins::TUNABLES_PIN).is_some() && kernel::sis_loaded();
         if back {
             return match restore_on(before) {
                 Ok(changes) => {

@@ -19,13 +19,12 @@ use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
 use crate::load::topology::{self, Layout};
 use crate::policy::Curve;
 use crate::process::exit::Cause;
+use crate::process::kernel::{self, OPS_NAME};
 use crate::stats::{self, Metrics};
 use crate::{
-    load::kernel_ops, load::preflight, load::verifier, policy::curves, policy::tunables,
-    process::pins, stats::counters,
+    load::kernel_ops, load::verifier, policy::curves, policy::tunables, process::pins,
+    stats::counters,
 };
-
-pub const OPS_NAME: &str = "scx_sis";
 
 /// The commit this binary was built from, as `git describe --always --dirty` named it at build
 /// time (build.rs), a bare hash prefixed with "g" as scx's build ids have it ("g72aa95a",
@@ -195,7 +194,7 @@ impl<'a> Scheduler<'a> {
         let loading = Instant::now();
         let mut skel = scx_ops_load!(skel, sis_ops, uei).map_err(|e| {
             let log = libbpf_log_tail();
-            match load_refusal(&preflight::kernel_release(), &log) {
+            match load_refusal(&kernel::kernel_release(), &log) {
                 (why, true) => {
                     Cause::Unsupported.tag(e.context(format!("{why}; libbpf's log tail:\n{log}")))
                 }
@@ -214,7 +213,7 @@ impl<'a> Scheduler<'a> {
         let link = scx_ops_attach!(skel, sis_ops).map_err(|e| {
             // The kernel refuses a second scheduler (EBUSY); one may have attached since the
             // preflight check.
-            match preflight::loaded_scheduler() {
+            match kernel::loaded_scheduler() {
                 Some(other) => Cause::Busy.tag(e.context(format!(
                     "another sched_ext scheduler attached first: {other}"
                 ))),
@@ -247,7 +246,7 @@ impl<'a> Scheduler<'a> {
         let insns = verifier::describe(&verifier::struct_ops_insns("sis_"));
         format!(
             "{OPS_NAME} on kernel {}: {} CPUs in {} LLC(s), SMT {}\nversion: {} (ops {})\npolicy: {policy}\ntunables: {} (change live with: scx_sis tune)\nverifier: processed instructions: {}",
-            preflight::kernel_release(),
+            kernel::kernel_release(),
             self.layout.llcs.iter().map(Vec::len).sum::<usize>(),
             self.layout.llcs.len(),
             if self.layout.smt { "on" } else { "off" },

@@ -1,7 +1,8 @@
-//! The runtime tunables: one struct shared with BPF (struct sis_tunables) in
-//! a single-entry array map that BPF reads on every decision. The map is
-//! pinned so that `scx_sis tune`, another process, can change it live; the
-//! trace ring buffer is pinned beside it for `scx_sis trace`.
+//! The runtime tunables: one struct shared with BPF (struct sis_tunables), held twice in an array
+//! map of two entries (keys 0 and 1), so that while a writer changes one copy the other is whole
+//! (the protocol is stated on struct sis_tunables in intf.h); each BPF callback decides from one
+//! snapshot of them. The map is pinned so that `scx_sis tune`, another process, can change it
+//! live; the trace ring buffer is pinned beside it for `scx_sis trace`.
 //!
 //! Here: the values a scheduler starts with and how flags change them. Submodules: how values
 //! are shown (show.rs) and reading and writing the shared map without a torn copy (seqlock.rs).

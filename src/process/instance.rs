@@ -1,5 +1,6 @@
 //! Reaching the running scx_sis from another process (`tune`, `monitor`, `trace`): its stats
-//! socket and its pins, with errors that tell "none is running" from "not allowed to look".
+//! socket and its pins, with errors that tell "none is running" from "not allowed to look", and
+//! the instance lock the daemon holds for its whole life.
 //! systemd mounts /sys/fs/bpf 0700 and the stats socket is root's, so to a user who is not
 //! root a running instance looks absent unless permission errors are told apart.
 //!
@@ -10,6 +11,7 @@
 //! longer, with a line that says so. The socket's path is shared by every scx scheduler, so an
 //! answer that is not scx_sis's stats names whoever gave it.
 
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -17,12 +19,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use scx_stats::prelude::StatsClient;
 use serde::de::DeserializeOwned;
 
-use crate::load::preflight;
 use crate::process::exit::Cause;
+use crate::process::kernel;
 
 /// Where scx_stats servers listen (scx's convention; StatsClient's default).
 pub const STATS_SOCKET: &str = "/var/run/scx/root/stats";
@@ -39,10 +41,40 @@ pub const STATS_PATIENCE: Duration = Duration::from_secs(60);
 /// Fails with status 3 unless this process runs as root: the pins and the stats socket are
 /// root's, so a user who is not root can reach no instance, running or not.
 pub fn require_root() -> Result<()> {
-    preflight::require_root(&format!(
+    kernel::require_root(&format!(
         "reach the running scheduler (try: sudo {})",
         invocation()
     ))
+}
+
+const INSTANCE_LOCK: &str = "/run/scx_sis.lock";
+
+/// Held for the daemon's whole life. The sched_ext state only says "enabled"
+/// once a scheduler is attached, a second or so after it starts loading; a
+/// second instance started in that window would take the first one's pin.
+pub struct InstanceLock(#[allow(dead_code)] File);
+
+/// The instance lock, for the daemon about to load; fails at once if another holds it.
+pub fn lock() -> Result<InstanceLock> {
+    let file =
+        File::create(INSTANCE_LOCK).with_context(|| format!("failed to open {INSTANCE_LOCK}"))?;
+    // SAFETY: flock on a file descriptor we own.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(Cause::Busy.error(format!(
+            "another scx_sis instance is already starting or running ({INSTANCE_LOCK} is locked)"
+        )));
+    }
+    Ok(InstanceLock(file))
+}
+
+/// Whether a daemon holds the instance lock (one runs, or is loading or reloading).
+pub fn running() -> bool {
+    let Ok(file) = File::open(INSTANCE_LOCK) else {
+        return false;
+    };
+    // SAFETY: flock on a file descriptor we own; a shared lock taken is dropped with the file.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
 /// A connection to the running instance's stats server.
@@ -214,7 +246,7 @@ fn not_ours(path: &Path, err: &serde_json::Error) -> anyhow::Error {
             path.display()
         );
     }
-    let ops = preflight::loaded_scheduler()
+    let ops = kernel::loaded_scheduler()
         .map(|ops| format!(", the loaded scheduler is {ops}"))
         .unwrap_or_default();
     Cause::Busy.error(format!(

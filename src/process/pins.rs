@@ -17,8 +17,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use libbpf_rs::MapHandle;
 
-use crate::load::preflight;
-use crate::process::{exit::Cause, instance};
+use crate::process::{exit::Cause, instance, kernel};
 
 pub const PIN_DIR: &str = "/sys/fs/bpf/scx_sis";
 pub const TUNABLES_PIN: &str = "/sys/fs/bpf/scx_sis/tunables";
@@ -158,7 +157,7 @@ pub fn ensure_root_dir(dir: &Path, owner: u32, role: (&str, &str)) -> Result<()>
 /// The running instance's tunables map, or a clear error if none runs or if this user may not
 /// reach it (instance::unreachable).
 pub fn open_live() -> Result<MapHandle> {
-    let running = preflight::loaded_scheduler().is_some_and(|n| n.starts_with("scx_sis"));
+    let running = kernel::sis_loaded();
     // try_exists, not exists: an unreadable /sys/fs/bpf (0700 under systemd) is no proof that
     // nothing is pinned.
     match Path::new(TUNABLES_PIN).try_exists() {

@@ -17,9 +17,10 @@ use std::sync::atomic::Ordering;
 use anyhow::Result;
 
 use cli::{Cli, Command, MonitorOpts, RunOpts};
-use scx_sis::load::scheduler::{Outcome, Scheduler, OPS_NAME};
+use scx_sis::load::scheduler::{Outcome, Scheduler};
 use scx_sis::process::exit::Cause;
 use scx_sis::process::instance;
+use scx_sis::process::kernel::OPS_NAME;
 use scx_sis::{
     ab, load::features, load::preflight, policy::tunables, process::pins, process::program,
     process::shutdown, stats,
