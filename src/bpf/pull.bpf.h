@@ -37,7 +37,6 @@
 #include "cpu_dsq.bpf.h"
 #include "move.bpf.h"
 #include "stats.bpf.h"
-#include "steal.bpf.h"
 #include "task.bpf.h"
 #include "topo.bpf.h"
 #include "tunables.bpf.h"

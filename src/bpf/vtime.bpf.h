@@ -83,11 +83,12 @@ static __always_inline u64 vtime_after_run(u64 vtime, u32 weight, u64 since, u64
  * about lead x the tasks queued ahead of it, and a SCHED_IDLE task (weight
  * 1) would otherwise lead by 400 slices. The cap cuts a share only where
  * one slice charges more than 16 slices (weight below 6, about nice 13):
- * nice 0 vs 10 still runs 9:1. A task that moved keeps only the lead it had
- * over its previous CPU's clock: the clocks drift apart (each follows its
- * own queue's minimum), and a light task that moved from a CPU whose clock
- * ran ahead would otherwise wait behind every task queued on a slower one,
- * each running the drift before it.
+ * nice 0 vs 10 still runs 9:1. A task that moved to a CPU whose clock
+ * trails its vtime takes the place it had against its previous CPU's clock
+ * (ahead or behind it), not its vtime: the clocks drift apart (each follows
+ * its own queue's minimum), and a light task that moved from a CPU whose
+ * clock ran ahead would otherwise wait behind every task queued on a slower
+ * one, each running the drift before it.
  */
 static __always_inline u64 task_vtime(struct task_struct *p, struct sis_task_ctx *tctx, s32 cpu,
 				      bool slept, const struct sis_tunables *t)
@@ -104,8 +105,9 @@ static __always_inline u64 task_vtime(struct task_struct *p, struct sis_task_ctx
 	else
 		credit = SIS_DEBT_LAGS * tun_balance_lag_ns(t);
 	if (moved && time_before(now, vtime)) {
+		/* Where it stood against its previous CPU's clock, ahead or behind. */
 		home = cpu_vtime_now(tctx->vt_cpu);
-		vtime = time_before(home, vtime) ? now + (vtime - home) : now;
+		vtime = time_before(home, vtime) ? now + (vtime - home) : now - (home - vtime);
 	}
 	if (tctx)
 		tctx->vt_cpu = cpu;
