@@ -181,7 +181,7 @@ pub fn run(opts: &Options, stop: Arc<AtomicBool>) -> Result<Report> {
     if tunables::changes(&a, &b).is_empty() {
         eprintln!("ab: A and B are the same tunables: an A/A, which shows the noise floor");
     }
-    let mut stats = instance::connect_stats_waiting(STATS_WAIT)?;
+    let mut stats = instance::connect_stats()?;
     let judged = report::judged(opts.user.as_ref().map(|u| (u.label.as_str(), u.better)));
 
     let total = 2 * opts.rounds;
@@ -217,7 +217,7 @@ pub fn run(opts: &Options, stop: Arc<AtomicBool>) -> Result<Report> {
                         return Err(e.context("ab: reading the scheduler's counters failed"));
                     }
                     eprintln!("ab: window {} of {total}: {e:#}; measuring it again", i + 1);
-                    stats = instance::connect_stats_waiting(STATS_WAIT)?;
+                    stats = instance::connect_stats()?;
                 }
             }
         };
@@ -411,10 +411,6 @@ fn restore_on(before: &sis_tunables) -> Result<Vec<String>> {
     }
     Ok(changes)
 }
-
-/// How long a stats request may wait: a daemon starved by a heavy load it schedules answers
-/// late, but its counters are still right, the delta carrying its own interval.
-const STATS_WAIT: Duration = Duration::from_secs(30);
 
 /// How many times in a row a window's counters may fail to come before ab gives up.
 const READ_TRIES: u32 = 3;

@@ -29,14 +29,17 @@ use crate::process::kernel;
 /// Where scx_stats servers listen (scx's convention; StatsClient's default).
 pub const STATS_SOCKET: &str = "/var/run/scx/root/stats";
 
-/// How long a stats request may take before the daemon is looked at: a stopped one fails the
-/// request then. The daemon answers within its poll interval on an idle machine.
-pub const STATS_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one stats request waits before the daemon is looked at: one that is stopped fails
+/// the request then (it is also looked at before the first, so a daemon already stopped fails it
+/// at once). The daemon answers within its poll interval on an idle machine.
+pub const STATS_ASK: Duration = Duration::from_secs(1);
 
-/// How long in all a request waits for a daemon that is not stopped: its reply needs a few of
-/// its threads to run, each queued behind the load (seconds under an emulator at twice the
-/// CPUs' worth of tasks), and a reader that gave up then would fail exactly when it is wanted.
-pub const STATS_PATIENCE: Duration = Duration::from_secs(60);
+/// How long in all a request waits for a daemon that runs. Its threads go ahead of the queues it
+/// schedules while their runs are short (latency.bpf.h, served_first()), so under load it answers
+/// about as fast as on an idle machine; this is the margin for an emulator, where every vCPU's
+/// turn is slow, not for a daemon starved by the load. Every reader waits by this one rule:
+/// `monitor`, `trace`, `ab` and the lab.
+pub const STATS_PATIENCE: Duration = Duration::from_secs(15);
 
 /// Fails with status 3 unless this process runs as root: the pins and the stats socket are
 /// root's, so a user who is not root can reach no instance, running or not.
@@ -91,18 +94,8 @@ pub fn connect_stats() -> Result<Stats> {
     connect_stats_at(Path::new(STATS_SOCKET))
 }
 
-/// A client whose requests wait up to `timeout`: for a reader that would rather have a late
-/// answer than none (a delta carries its own interval, so a late one is still right).
-pub fn connect_stats_waiting(timeout: Duration) -> Result<Stats> {
-    connect_stats_within(
-        Path::new(STATS_SOCKET),
-        timeout,
-        STATS_PATIENCE.max(timeout),
-    )
-}
-
 pub fn connect_stats_at(path: &Path) -> Result<Stats> {
-    connect_stats_within(path, STATS_TIMEOUT, STATS_PATIENCE)
+    connect_stats_within(path, STATS_ASK, STATS_PATIENCE)
 }
 
 fn connect_stats_within(path: &Path, timeout: Duration, patience: Duration) -> Result<Stats> {
@@ -134,38 +127,47 @@ impl Stats {
     }
 
     /// One stats request ("stats", scx_sis's Metrics or any type of its shape). A server that
-    /// is stopped fails it at the first timeout, one that runs at the patience's end; either is
-    /// named, as is one that answers with something else.
+    /// is stopped fails it at once, or at the first timeout once it stops; one that runs, at the
+    /// patience's end; either is named, as is one that answers with something else.
     pub fn read<T: DeserializeOwned>(&mut self) -> Result<T> {
         let t0 = Instant::now();
         let mut told = false;
+        let mut looked = server(&self.path);
         let v: serde_json::Value = loop {
-            match self.client.request("stats", vec![]) {
-                Ok(v) => break v,
-                Err(e) if e.to_string().contains("timed out") => {}
-                Err(e) => {
-                    return Err(
-                        e.context(format!("failed to read stats from {}", self.path.display()))
-                    )
+            if !looked.as_ref().is_some_and(|s| s.stopped) {
+                match self.client.request("stats", vec![]) {
+                    Ok(v) => break v,
+                    Err(e) if e.to_string().contains("timed out") => {}
+                    Err(e) => {
+                        return Err(
+                            e.context(format!("failed to read stats from {}", self.path.display()))
+                        )
+                    }
                 }
+                looked = server(&self.path);
             }
-            let hint = stopped_hint(&self.path);
             let stopping = self
                 .stop
                 .as_ref()
                 .is_some_and(|s| s.load(Ordering::Relaxed));
-            if !hint.is_empty() || stopping || t0.elapsed() + self.timeout > self.patience {
+            let stopped = looked.as_ref().is_some_and(|s| s.stopped);
+            let name = looked.as_ref().map_or("the scheduler".into(), Server::name);
+            if stopped || stopping || t0.elapsed() + self.timeout > self.patience {
+                let hint = match &looked {
+                    Some(s) if s.stopped => {
+                        format!(" (it is stopped: kill -CONT {} resumes it)", s.pid)
+                    }
+                    _ => String::new(),
+                };
                 return Err(anyhow!(
-                    "{} did not answer a stats request on {} within {} s{hint}",
-                    server_name(&self.path),
+                    "{name} did not answer a stats request on {} within {} s{hint}",
                     self.path.display(),
                     t0.elapsed().as_secs(),
                 ));
             }
             if !told {
                 eprintln!(
-                    "scx_sis: {} has not answered a stats request in {} s but is running (a loaded machine delays it); waiting up to {} s",
-                    server_name(&self.path),
+                    "scx_sis: {name} has not answered a stats request in {} s but is running; waiting up to {} s",
                     t0.elapsed().as_secs(),
                     self.patience.as_secs()
                 );
@@ -179,18 +181,24 @@ impl Stats {
     }
 }
 
-/// The process listening on `path` (its comm and pid, from the socket's peer credentials), or
-/// "the scheduler" when it cannot be told.
-fn server_name(path: &Path) -> String {
-    match server(path) {
-        Some((pid, comm)) => format!("{comm} (pid {pid})"),
-        None => "the scheduler".into(),
+/// The process listening on a stats socket.
+struct Server {
+    pid: i32,
+    comm: String,
+    /// Stopped by a signal (SIGSTOP, a debugger): it accepts connections but answers none.
+    stopped: bool,
+}
+
+impl Server {
+    fn name(&self) -> String {
+        format!("{} (pid {})", self.comm, self.pid)
     }
 }
 
-/// The pid and comm of the process that listens on `path`: a connection's peer credentials are
-/// the listener's, and the kernel completes the connection even for a stopped listener.
-fn server(path: &Path) -> Option<(i32, String)> {
+/// The process that listens on `path`, from a connection's peer credentials (the listener's: the
+/// kernel completes the connection even for a stopped listener), with its comm and whether it is
+/// stopped; None when it cannot be told.
+fn server(path: &Path) -> Option<Server> {
     let stream = std::os::unix::net::UnixStream::connect(path).ok()?;
     let mut cred = libc::ucred {
         pid: 0,
@@ -211,30 +219,24 @@ fn server(path: &Path) -> Option<(i32, String)> {
     if rc != 0 || cred.pid <= 0 {
         return None;
     }
-    let comm = std::fs::read_to_string(format!("/proc/{}/comm", cred.pid)).ok()?;
-    Some((cred.pid, comm.trim_end().to_string()))
-}
-
-/// "; it is stopped: kill -CONT PID" for a server stopped by a signal, else nothing.
-fn stopped_hint(path: &Path) -> String {
-    let Some((pid, _)) = server(path) else {
-        return String::new();
-    };
+    let pid = cred.pid;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // The state follows the comm's closing parenthesis (the comm may hold spaces).
-    match stat
+    let state = stat
         .rsplit_once(") ")
-        .and_then(|(_, rest)| rest.chars().next())
-    {
-        Some('T') | Some('t') => format!(" (it is stopped: kill -CONT {pid} resumes it)"),
-        _ => String::new(),
-    }
+        .and_then(|(_, rest)| rest.chars().next());
+    Some(Server {
+        pid,
+        comm: comm.trim_end().to_string(),
+        stopped: matches!(state, Some('T' | 't')),
+    })
 }
 
 /// An answer on `path` that is not scx_sis's stats: another scx scheduler's server (the path is
 /// shared by convention), or an scx_sis of another version.
 fn not_ours(path: &Path, err: &serde_json::Error) -> anyhow::Error {
-    let Some((pid, comm)) = server(path) else {
+    let Some(Server { pid, comm, .. }) = server(path) else {
         return anyhow!(
             "the stats server on {} answered with something other than scx_sis's stats ({err})",
             path.display()
@@ -242,7 +244,8 @@ fn not_ours(path: &Path, err: &serde_json::Error) -> anyhow::Error {
     };
     if comm == "scx_sis" {
         return anyhow!(
-            "the scx_sis on {} (pid {pid}) answered with stats of another version ({err});              run the scx_sis binary that it runs (/proc/{pid}/exe)",
+            "the scx_sis on {} (pid {pid}) answered with stats of another version ({err}); \
+             run the scx_sis binary that it runs (/proc/{pid}/exe)",
             path.display()
         );
     }
@@ -250,7 +253,8 @@ fn not_ours(path: &Path, err: &serde_json::Error) -> anyhow::Error {
         .map(|ops| format!(", the loaded scheduler is {ops}"))
         .unwrap_or_default();
     Cause::Busy.error(format!(
-        "{} is served by {comm} (pid {pid}), not scx_sis: another scx scheduler runs{ops};          read its stats with `{comm} --monitor 1` (or scxtop), or stop it and start scx_sis",
+        "{} is served by {comm} (pid {pid}), not scx_sis: another scx scheduler runs{ops}; \
+         read its stats with `{comm} --monitor 1` (or scxtop), or stop it and start scx_sis",
         path.display()
     ))
 }

@@ -8,8 +8,9 @@
 use crate::harness::GuestRun;
 use crate::records::Verdicts;
 
-/// The request timeout (instance::STATS_TIMEOUT, 5 s) and the start of the command under TCG,
-/// which runs the guest about 100 times slower than the host: in centiseconds.
+/// A stopped daemon fails a request at once (instance::STATS_ASK, 1 s, at the most) and the
+/// start of the command under TCG, which runs the guest about 100 times slower than the host:
+/// in centiseconds.
 const STOPPED_BOUND_CS: i64 = 2500;
 
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {

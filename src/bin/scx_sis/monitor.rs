@@ -19,8 +19,8 @@ pub fn run(opts: &MonitorOpts, shutdown: Arc<AtomicBool>) -> Result<()> {
     // Only the first connection must succeed: after it, the scheduler may reload (CPU hotplug,
     // suspend, systemctl restart) and the monitor follows it, as scx_utils' monitor_stats does.
     // A daemon that does not answer this first request (stopped, or another scheduler's) ends
-    // the monitor with its name: a stopped one at instance::STATS_TIMEOUT, a running one that
-    // is slow under load at instance::STATS_PATIENCE, or at Ctrl-C.
+    // the monitor with its name: a stopped one at once, a running one that does not answer at
+    // instance::STATS_PATIENCE, or at Ctrl-C.
     let mut client = start(instance::connect_stats()?.stop_on(shutdown.clone()))?;
 
     let interval = Duration::from_secs_f64(opts.interval);
