@@ -181,6 +181,7 @@ check_topology() {
     1llc) _want_llc="0-7"; _want_smt="0 1 2 3 4 5 6 7" ;;
     1llc-smt) _want_llc="0-7"; _want_smt="0-1 2-3 4-5 6-7" ;;
     smp4) _want_llc="0-3"; _want_smt="0 1 2 3" ;;
+    2cpu) _want_llc="0-1"; _want_smt="0 1" ;;
     *) info "topology $_detail (SIS_TOPO=${SIS_TOPO:-unset}: nothing to compare)"; return 0 ;;
   esac
   # sort -u above sorts lexically; compare as sets.

@@ -3,7 +3,10 @@
 #
 #   scripts/vm/run.sh --kernel VMLINUZ --config KCONFIG --guest GUEST_SCRIPT
 #       [--bin SCX_SIS_BINARY]   installed as /bin/scx_sis (optional: a guest script may not need it)
-#       [--topo 2llc-smt|2llc|2numa|1llc|1llc-smt|smp4|1llc-N]   default 2llc-smt (1llc-N: N CPUs, one LLC)
+#       [--topo 2llc-smt|2llc|2numa|1llc|1llc-smt|smp4|2cpu|1llc-N]   default 2llc-smt (1llc-N: N CPUs, one LLC)
+#       [--accel single|multi]   TCG threads: single (default) runs every vCPU on one host thread in
+#                                turn; multi gives each vCPU its own host thread (2cpu on a 2-core
+#                                host: a guest's times are not the other vCPUs' turns)
 #       [--timeout SECS]         default 600; the qemu process is killed after that (exit 124)
 #       [--mem 2G] [--log FILE] [--quiet]
 #       [--append-env "K=V K2=V2"]  env for the guest script (split on spaces)
@@ -14,15 +17,15 @@
 # The console is streamed to stdout (unless --quiet) and to --log FILE if given.
 # Exit status: the guest script's, from its "SIS-GUEST-EXIT <rc>" line; 124 on timeout;
 # 125 when the guest never printed that line (kernel panic, init failure, ...).
-# The guest sees SIS_TOPO (topology name) in its environment; /sis/lib.sh is the guest library
-# (scripts/guest/lib.sh), /tests/ holds tests/vm/guest/*.sh and GUEST_SCRIPT.
+# The guest sees SIS_TOPO (topology name) and SIS_ACCEL in its environment; /sis/lib.sh is the
+# guest library (scripts/guest/lib.sh), /tests/ holds tests/vm/guest/*.sh and GUEST_SCRIPT.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-kernel='' config='' bin='' guest='' topo=2llc-smt timeout=600 mem=2G log='' quiet=0 append=''
+kernel='' config='' bin='' guest='' topo=2llc-smt accel=single timeout=600 mem=2G log='' quiet=0 append=''
 envs=() extras=()
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --kernel) kernel=$2; shift 2 ;;
@@ -30,6 +33,7 @@ while (($#)); do
     --bin) bin=$2; shift 2 ;;
     --guest) guest=$2; shift 2 ;;
     --topo) topo=$2; shift 2 ;;
+    --accel) accel=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
@@ -62,6 +66,7 @@ case $topo in
   1llc)     topo_args=(-cpu qemu64,vendor=GenuineIntel -smp 8,sockets=1,cores=8,threads=1) ;;
   1llc-smt) topo_args=(-cpu qemu64,vendor=GenuineIntel -smp 8,sockets=1,cores=4,threads=2) ;;
   smp4)     topo_args=(-cpu qemu64,vendor=GenuineIntel -smp 4,sockets=1,cores=4,threads=1) ;;
+  2cpu)     topo_args=(-cpu qemu64,vendor=GenuineIntel -smp 2,sockets=1,cores=2,threads=1) ;;
   1llc-[0-9]*)
     n=${topo#1llc-}
     if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 1 || n > 64)); then
@@ -69,6 +74,10 @@ case $topo in
     fi
     topo_args=(-cpu qemu64,vendor=GenuineIntel -smp "$n,sockets=1,cores=$n,threads=1") ;;
   *) echo "run.sh: unknown --topo $topo" >&2; exit 2 ;;
+esac
+case $accel in
+  single|multi) ;;
+  *) echo "run.sh: unknown --accel $accel (single or multi)" >&2; exit 2 ;;
 esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sis-vm.XXXXXX")
@@ -87,6 +96,7 @@ release=$("$HERE/kver.sh" "$kernel")
 # Environment for the guest script: one single-quoted export per variable.
 {
   echo "export SIS_TOPO='$topo'"
+  echo "export SIS_ACCEL='$accel'"
   echo "export SIS_KERNEL_RELEASE='$release'"
   for kv in "${envs[@]}"; do
     [[ $kv == *=* && ${kv%%=*} =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || { echo "run.sh: bad env '$kv'" >&2; exit 2; }
@@ -99,16 +109,20 @@ t0=$(date +%s%N)
 "$HERE/mkinitramfs.sh" --out "$work/initrd.gz" --config "$config" --release "$release" \
   ${bin:+--bin "$bin"} --guest "$guest" --env-file "$work/sis.env" "${extras[@]}"
 t1=$(date +%s%N)
-echo "run.sh: kernel $release, topo $topo, initramfs $(du -k "$work/initrd.gz" | cut -f1) KiB in $(((t1 - t0) / 1000000)) ms" >&2
+echo "run.sh: kernel $release, topo $topo, accel $accel, initramfs $(du -k "$work/initrd.gz" | cut -f1) KiB in $(((t1 - t0) / 1000000)) ms" >&2
 
 console=${log:-$work/console.log}
 : >"$console"
-# thread=single: multi-threaded TCG occasionally panicked guests at scheduler enable.
+# --accel single is the default: one host thread runs the vCPUs in turn. With multi (a host
+# thread per vCPU) a guest can oops where the kernel patches its own text while another vCPU
+# runs it: an int3 left mid-patch at __schedule's sched_switch tracepoint call, once in 49
+# enables and unloads of scx_sis under hackbench on 2cpu (7.3.4; none in 22 on 6.12.117, none
+# in 25 on 7.3.4 with single). So a run with multi should enable and unload the scheduler rarely.
 # watchdog_thresh=60: the soft-lockup detector reports a CPU that has not scheduled for twice
 # this many seconds, and on 7.x a soft lockup ejects any sched_ext scheduler. Under TCG a vCPU
 # spinning for another's IPI ack (a TLB flush) can wait past the default 20 s while the one host
 # thread serves the other vCPUs; a real lockup never ends, so 120 s still catches it.
-qemu-system-x86_64 -m "$mem" -accel tcg,thread=single -nographic -no-reboot \
+qemu-system-x86_64 -m "$mem" -accel "tcg,thread=$accel" -nographic -no-reboot \
   "${topo_args[@]}" \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
   -append "console=ttyS0 panic=-1 quiet sched_verbose watchdog_thresh=60 sis.guest=/tests/$(basename "$guest") $append" \
