@@ -17,7 +17,7 @@ pub(crate) fn quick_7() {
     }
     // Cached before the slot: the lab fetches the kernel itself, outside FETCH_LOCK.
     fetch_kernel("7");
-    let _slot = vm_slot("bench.sh");
+    let _slot = vm_slot("bench.sh", "single");
     let out = std::env::temp_dir().join(format!("scx_sis-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     say(&format!(

@@ -2,9 +2,9 @@
 //! console into a `GuestRun` (its SIS-TEST lines and SIS-REC records) that `check` judges.
 //!
 //! VM runs share the host through `vm_slot`, a read-write lock: a run takes it shared, so as many
-//! run at once as `--test-threads` lets; a script of `RUNS_ALONE`, or any run on a host with fewer
-//! than 2 cores, takes it exclusively and runs with no other VM. Kernel fetches take `FETCH_LOCK`,
-//! one at a time.
+//! run at once as `--test-threads` lets; a script of `RUNS_ALONE`, a run with multi-threaded TCG
+//! (`SIS_VM_ACCEL=multi`), or any run on a host with fewer than 2 cores, takes it exclusively and
+//! runs with no other VM. Kernel fetches take `FETCH_LOCK`, one at a time.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -17,7 +17,9 @@ use crate::records::{say, Records, Verdicts};
 /// Guest runs share the host two at a time (`--test-threads=2`): single-threaded TCG keeps one
 /// host core busy per VM, so a second VM on a 2-core host nearly halves the suite's time. The
 /// scripts in `RUNS_ALONE` judge wall times or CPU shares that a neighbour VM would stretch, so
-/// they take the lock exclusively; so does every run on a host with fewer than 2 cores.
+/// they take the lock exclusively; so does every run on a host with fewer than 2 cores, and every
+/// run with multi-threaded TCG, whose host thread per vCPU keeps both cores of a 2-core host busy
+/// (and whose guest is faithful only while no other VM takes a core from its vCPUs).
 static VM_SLOTS: RwLock<()> = RwLock::new(());
 const RUNS_ALONE: [&str; 4] = ["fairness.sh", "policy.sh", "foundation.sh", "latency.sh"];
 /// One kernel fetch at a time: two runs of one series would unpack into the same cache.
@@ -29,13 +31,32 @@ pub(crate) enum VmSlot {
     Alone(RwLockWriteGuard<'static, ()>),
 }
 
-/// The slot a guest run of `script` holds while its VM runs.
-pub(crate) fn vm_slot(script: &str) -> VmSlot {
+/// The slot a guest run of `script` with TCG `accel` (scripts/vm/run.sh --accel) holds while its
+/// VM runs.
+pub(crate) fn vm_slot(script: &str, accel: &str) -> VmSlot {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if RUNS_ALONE.contains(&script) || cores < 2 {
+    if runs_alone(script, accel, cores) {
         VmSlot::Alone(VM_SLOTS.write().unwrap_or_else(|e| e.into_inner()))
     } else {
         VmSlot::Shared(VM_SLOTS.read().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Whether a run of `script` with `accel` on a host of `cores` cores takes the host alone.
+fn runs_alone(script: &str, accel: &str, cores: usize) -> bool {
+    RUNS_ALONE.contains(&script) || accel != SINGLE || cores < 2
+}
+
+/// scripts/vm/run.sh's default TCG mode: one host thread runs every vCPU in turn.
+const SINGLE: &str = "single";
+
+/// The TCG mode a test asks for in its guest environment, `SIS_VM_ACCEL=single|multi`
+/// (scripts/vm/run.sh --accel), single when it names none.
+pub(crate) fn accel_of<'a>(env: &[&'a str]) -> &'a str {
+    match env.iter().find_map(|kv| kv.strip_prefix("SIS_VM_ACCEL=")) {
+        None => SINGLE,
+        Some(a @ ("single" | "multi")) => a,
+        Some(a) => panic!("SIS_VM_ACCEL={a}: single or multi"),
     }
 }
 
@@ -48,6 +69,8 @@ pub struct GuestRun {
     pub release: String,
     pub script: String,
     pub topo: String,
+    /// The TCG mode it ran under (scripts/vm/run.sh --accel): single or multi.
+    pub accel: String,
     /// scripts/vm/run.sh's exit status: the guest script's, or 124 when the VM timed out.
     pub rc: i32,
     /// How long the VM ran, boot to power-off.
@@ -145,7 +168,8 @@ fn unit_exec() -> String {
 }
 
 /// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis, /bin/scx_sis_lab
-/// and `env` (K=V).
+/// and `env` (K=V). Two of `env`'s variables are the harness's too: `SIS_VM_TIMEOUT=S` (below)
+/// and `SIS_VM_ACCEL=multi`, which boots with multi-threaded TCG (`accel_of`) and so runs alone.
 pub(crate) fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
     // SCX_SIS_VM_TIMEOUT, else the test's own (SIS_VM_TIMEOUT=S in its env), else 900 s.
     let own = env.iter().find_map(|kv| kv.strip_prefix("SIS_VM_TIMEOUT="));
@@ -156,14 +180,16 @@ pub(crate) fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) ->
 
 /// `run_guest` with its own timeout in seconds.
 fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: &str) -> GuestRun {
+    let accel = accel_of(env);
     let (vmlinuz, config, release) = fetch_kernel(series);
-    let _slot = vm_slot(script);
+    let _slot = vm_slot(script, accel);
     let t0 = Instant::now();
     let log = std::env::temp_dir().join(format!(
-        "scx_sis-vm-{}-{}-{}-{}.log",
+        "scx_sis-vm-{}-{}-{}-{}-{}.log",
         series,
         script.trim_end_matches(".sh"),
         topo,
+        accel,
         std::process::id()
     ));
     let guest = repo().join("tests/vm/guest").join(script);
@@ -173,7 +199,8 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
         .args(["--extra", lab_bin()])
         .arg("--guest")
         .arg(&guest)
-        .args(["--topo", topo, "--timeout", timeout, "--quiet"])
+        .args(["--topo", topo, "--accel", accel])
+        .args(["--timeout", timeout, "--quiet"])
         .arg("--log")
         .arg(&log);
     for kv in env {
@@ -181,7 +208,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
     }
     cmd.args(["--env", &format!("SIS_UNIT_EXEC={}", unit_exec())]);
     say(&format!(
-        "vm: {script} on {release} ({series}), topo {topo}: running (console in {})",
+        "vm: {script} on {release} ({series}), topo {topo}, accel {accel}: running (console in {})",
         log.display()
     ));
     let status = cmd
@@ -205,6 +232,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
         release,
         script: script.to_string(),
         topo: topo.to_string(),
+        accel: accel.to_string(),
         rc,
         secs,
         passes: pick("SIS-TEST PASS "),
@@ -243,10 +271,11 @@ pub(crate) fn report(run: &GuestRun, judge: Judge) -> (usize, usize, Option<Stri
     let passes = run.passes.len() + v.passes.len();
     let fails: Vec<&String> = run.fails.iter().chain(&v.fails).collect();
     say(&format!(
-        "vm: {} on {} (topo {}): rc={} after {} s, passed={} failed={} (host verdicts: {} passed, {} failed)",
+        "vm: {} on {} (topo {}, accel {}): rc={} after {} s, passed={} failed={} (host verdicts: {} passed, {} failed)",
         run.script,
         run.release,
         run.topo,
+        run.accel,
         run.rc,
         run.secs,
         passes,
@@ -346,4 +375,20 @@ pub(crate) fn long_case(script: &str, env: &[&str], timeout: &str, judge: Judge)
         return;
     }
     check(&run_guest_for("7", script, "2llc-smt", env, timeout), judge);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_threaded_tcg_runs_alone() {
+        assert_eq!(accel_of(&["SIS_QUICK=1"]), "single");
+        assert_eq!(accel_of(&["SIS_QUICK=1", "SIS_VM_ACCEL=multi"]), "multi");
+        assert!(std::panic::catch_unwind(|| accel_of(&["SIS_VM_ACCEL=mttcg"])).is_err());
+        assert!(!runs_alone("harness.sh", "single", 2));
+        assert!(runs_alone("harness.sh", "multi", 2));
+        assert!(runs_alone("harness.sh", "single", 1));
+        assert!(runs_alone("latency.sh", "single", 2));
+    }
 }

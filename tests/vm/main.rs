@@ -32,6 +32,11 @@
 //! every run on a host with fewer than 2 cores (harness.rs, `vm_slot`). Kernel fetches run one at
 //! a time.
 //!
+//! A test boots with multi-threaded TCG (scripts/vm/run.sh `--accel multi`, a host thread per
+//! vCPU) when its guest environment holds `SIS_VM_ACCEL=multi`; such a run also runs alone. With
+//! topology `2cpu` on a 2-core host its guest is faithful: a time it reads holds no other vCPU's
+//! turn on a shared host thread.
+//!
 //! Guest scripts run the workloads and print two kinds of lines: `SIS-TEST PASS|FAIL` for the
 //! checks only the guest can make live (the scheduler started, unloaded, refused bad input), and
 //! `SIS-REC` records (monitor objects, workload results, counts from /proc) that a judge here

@@ -108,6 +108,7 @@ mod tests {
             release: release.into(),
             script: "foundation.sh".into(),
             topo: "2llc-smt".into(),
+            accel: "single".into(),
             rc: 0,
             secs: 0,
             console: console.into(),
