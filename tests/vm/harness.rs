@@ -183,6 +183,8 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
     let accel = accel_of(env);
     let (vmlinuz, config, release) = fetch_kernel(series);
     let _slot = vm_slot(script, accel);
+    // Built before the clock starts, so that `secs` is the VM's alone.
+    let lab = lab_bin();
     let t0 = Instant::now();
     let log = std::env::temp_dir().join(format!(
         "scx_sis-vm-{}-{}-{}-{}-{}.log",
@@ -196,7 +198,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
     let mut cmd = Command::new(repo().join("scripts/vm/run.sh"));
     cmd.args(["--kernel", &vmlinuz, "--config", &config])
         .args(["--bin", env!("CARGO_BIN_EXE_scx_sis")])
-        .args(["--extra", lab_bin()])
+        .args(["--extra", lab])
         .arg("--guest")
         .arg(&guest)
         .args(["--topo", topo, "--accel", accel])
