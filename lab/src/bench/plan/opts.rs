@@ -19,9 +19,16 @@ pub struct BenchOpts {
     #[arg(long, default_value = "7")]
     pub kernel: String,
 
-    /// --vm: topology (scripts/vm/run.sh --topo): 2llc-smt, 2llc, 1llc, 1llc-smt, 2numa, smp4.
+    /// --vm: topology (scripts/vm/run.sh --topo): 2llc-smt, 2llc, 1llc, 1llc-smt, 2numa, smp4,
+    /// 2cpu.
     #[arg(long, default_value = "2llc-smt")]
     pub topo: String,
+
+    /// --vm: QEMU's TCG threads (scripts/vm/run.sh --accel): single runs every vCPU on one host
+    /// thread in turn, multi gives each vCPU its own (with --topo 2cpu on a 2-core host, a
+    /// guest's times then hold no other vCPU's turn).
+    #[arg(long, default_value = "single", value_parser = ["single", "multi"])]
+    pub accel: String,
 
     /// --vm scaling run: one VM per CPU count, each a single LLC of that size; reports
     /// select_cpu cost and scan depth at low and high load.
@@ -199,6 +206,13 @@ pub fn parse(args: &[&str]) -> Result<BenchOpts, clap::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn accel_is_single_unless_multi_is_asked_for() {
+        assert_eq!(parse(&["--vm"]).unwrap().accel, "single");
+        assert_eq!(parse(&["--vm", "--accel", "multi"]).unwrap().accel, "multi");
+        assert!(parse(&["--vm", "--accel", "kvm"]).is_err());
+    }
 
     #[test]
     fn list_helps_name_every_builtin_and_workload() {

@@ -159,8 +159,9 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
             .unwrap_or_else(|| estimate_timeout(plan, n.unwrap_or(8)));
         let runs = plan.max_rounds() as usize * plan.configs.len() * plan.workloads.len();
         eprintln!(
-            "bench: VM kernel {} topology {topo}: {runs} runs, timeout {timeout} s, console in {}",
+            "bench: VM kernel {} topology {topo} accel {}: {runs} runs, timeout {timeout} s, console in {}",
             opts.kernel,
+            opts.accel,
             log.display()
         );
         let mut cmd = Command::new(repo.join("scripts/vm/run.sh"));
@@ -169,7 +170,8 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
             .arg(&sched)
             .arg("--guest")
             .arg(repo.join("lab/guest/bench.sh"))
-            .args(["--topo", topo, "--timeout", &timeout.to_string(), "--quiet"])
+            .args(["--topo", topo, "--accel", &opts.accel])
+            .args(["--timeout", &timeout.to_string(), "--quiet"])
             .arg("--log")
             .arg(&log)
             .arg("--env")
@@ -229,11 +231,16 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
         }
     }
 
+    // The accel goes into the report's header and plan.json's notes: it decides whether a guest's
+    // times hold other vCPUs' turns, so two runs compare only under the same one.
     write_results(
         &opts.out,
         plan,
         &records,
-        "QEMU TCG VM, so absolute times are ~100x native",
+        &format!(
+            "QEMU TCG VM, accel {}, so absolute times are ~100x native",
+            opts.accel
+        ),
         t0,
         opts.svg.as_deref(),
     )?;
