@@ -1,29 +1,39 @@
-//! latency.sh's verdicts: under a hackbench loop, what a woken task (cyclictest's thread, ten
-//! 50 ms sleeps) waits under scx_sis, held against EEVDF's in the same boot, median of the rounds;
-//! a fork storm does not starve busy tasks; the wait histogram shows the wait in `monitor` without
-//! a benchmark.
+//! latency.sh's verdicts: under each background load, what a light task (cyclictest's thread, a
+//! shell that forks short sleeps) waits per run under scx_sis, held against EEVDF's in the same
+//! boot and pooled over the rounds; ten 50 ms sleeps and a new command; the per-CPU kernel
+//! threads' wait; a stats request under the load against its time on the idle machine; a fork
+//! storm does not starve busy tasks; the wait histogram shows the wait in `monitor` without a
+//! benchmark.
 //!
-//! cyclictest's thread is judged by what the kernel counts it waited runnable per run
-//! (schedstat's run_delay), not by cyclictest's own latency. Under TCG, most of that latency is
-//! the timer interrupt's delivery to a busy vCPU: a SCHED_FIFO cyclictest, which the RT class runs
-//! at once under any sched_ext scheduler, reads about as late under scx_sis as the SCHED_OTHER
-//! one, and 2-3x EEVDF's (docs/bench/cyclictest-under-tcg.md). Its latencies are shown beside the
-//! wait.
+//! A light task is judged by what the kernel counts it waited runnable per run (schedstat's
+//! run_delay), not by cyclictest's own latency. Under TCG, most of that latency is the timer
+//! interrupt's delivery to a busy vCPU: a SCHED_FIFO cyclictest, which the RT class runs at once
+//! under any sched_ext scheduler, reads about as late under scx_sis as the SCHED_OTHER one
+//! (docs/bench/cyclictest-under-tcg.md). Its latencies are shown beside the waits.
 
 use crate::harness::GuestRun;
 use crate::records::{llc_sum, round, Kv, Verdicts};
 
-/// How much longer than EEVDF's a median may be. Looser than the bench's target (no worse):
-/// TCG's spread over three rounds is wide, and this test must fail only on a real regression,
-/// such as a wakee that waits out the running task's slice plus every queued task ahead of it.
+/// How much longer than EEVDF's a light task's wait per run may be, pooled over the rounds: a
+/// guard against a regression, such as a wakee queued behind its CPU's whole queue (`--preset
+/// plain`'s FIFO, some 30x). The target, no longer than EEVDF's, is the bench's to hold. On
+/// 6.12.117 with a host thread per vCPU (2 rounds of 3 in one boot, another VM on the host)
+/// cyclictest's thread read 1.67x under the long hackbench and 0.67x under the restarting one,
+/// the forking shell 0.63x and 0.80x; earlier boots spread 1.6-3.7x for the same thread.
+const WAIT_SLACK: f64 = 3.0;
+/// How much longer than EEVDF's the median of ten sleeps may be. TCG's spread over three rounds
+/// is wide, and this check must fail only on a real regression, such as a wakee that waits out
+/// the running task's slice plus every queued task ahead of it.
 const SLACK: f64 = 1.5;
-/// The same for cyclictest's thread's wait per run. Looser: on 6.12.117 (HZ 1000, voluntary
-/// preemption, where EEVDF's wakeup preemption is immediate and its ticks 1 ms apart) scx_sis's
-/// thread waits 1.6-3.7x EEVDF's across boots, the most where EEVDF's own wait is shortest (about
-/// 1 ms per run; scx_sis's own reads 2.7-4 ms); on 7.3.4 (HZ 250, lazy preemption) 0.6-1.4x. A gap
-/// still open, which the bench measures; this check guards against a regression, such as a wakee
-/// queued behind its CPU's whole queue (`--preset plain`'s FIFO), which waits some 30x.
-const WAIT_SLACK: f64 = 6.0;
+/// How much longer than EEVDF's a new command (median) and the per-CPU kernel threads' wait per
+/// run (pooled) may be.
+const SPAWN_SLACK: f64 = 2.0;
+/// How much longer than on the idle machine a stats request may take under the load (medians).
+/// The request is `monitor`'s whole run, a new process of some 10 MB first: on 6.12.117 it read
+/// 3.35x (5.1 s against 1.5 s), where `scx_sis --version` alone took 1.6-2.4 s under the same
+/// load. A guard against a daemon starved by the load again (10-13x, 16-21 s against 1.6 s, before
+/// its threads were served first); the target, 2x, is the bench's.
+const STATS_SLACK: f64 = 8.0;
 
 /// The median of `v` (the mean of the middle two for an even count); None when empty.
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -39,13 +49,45 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     })
 }
 
+/// The median of `key` over some rounds.
+fn side_median(rounds: &[&Kv], key: &str) -> Option<f64> {
+    median(rounds.iter().filter_map(|k| k.opt::<f64>(key)).collect())
+}
+
+/// `wait` over `runs`, summed over the rounds (us per run): a round's runs are a few hundred,
+/// and EEVDF's own rounds spread 2.8x on 6.12.117, so a median of per-round ratios would judge
+/// the noise.
+fn pooled(rounds: &[&Kv], wait: &str, runs: &str) -> Option<f64> {
+    let sum = |key: &str| rounds.iter().map(|k| k.n::<f64>(key)).sum::<f64>();
+    (sum(runs) > 0.0).then(|| sum(wait) / sum(runs) / 1000.0)
+}
+
 /// A judged probe: its check's name, what it measures, its value over one side's rounds, and
 /// how much longer than EEVDF's it may be.
-type Probe<'a> = (&'a str, &'a str, &'a dyn Fn(&[Kv]) -> Option<f64>, f64);
+type Probe<'a> = (&'a str, &'a str, &'a dyn Fn(&[&Kv]) -> Option<f64>, f64);
 
-/// The median of `key` over one side's rounds.
-fn side_median(rounds: &[Kv], key: &str) -> Option<f64> {
-    median(rounds.iter().filter_map(|k| k.opt::<f64>(key)).collect())
+/// Checks `check`: scx_sis's `value` at most `slack` times EEVDF's (or no more than it).
+fn against_eevdf(
+    v: &mut Verdicts,
+    check: &str,
+    what: &str,
+    e: Option<f64>,
+    s: Option<f64>,
+    slack: f64,
+) {
+    let (Some(e), Some(s)) = (e, s) else {
+        v.fail(check, format!("{what}: missing in some round"));
+        return;
+    };
+    let ratio = if e > 0.0 { s / e } else { f64::INFINITY };
+    v.check(
+        check,
+        ratio <= slack || s <= e,
+        format!(
+            "{what}: scx_sis {s:.0} vs EEVDF {e:.0}: {:.2}x, at most {slack}x",
+            round(ratio, 2)
+        ),
+    );
 }
 
 pub fn judge(run: &GuestRun, v: &mut Verdicts) {
@@ -59,16 +101,18 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
                     && k.opt::<i64>("n").unwrap_or(0) > 0
                     && k.opt::<i64>("fifo_n").unwrap_or(0) > 0
                     && k.opt::<i64>("runs").unwrap_or(0) > 0
+                    && k.opt::<i64>("sh_runs").unwrap_or(0) > 0
                     && k.n::<i64>("spawn_rc") == 0
                     && k.n::<i64>("hb_alive") == 1
             })
     };
+    let answered = sis.iter().all(|k| k.opt::<i64>("stats_rc") == Some(0));
     let ok = v.check(
         "probes_complete",
-        complete(&eevdf) && complete(&sis) && eevdf.len() == sis.len(),
+        complete(&eevdf) && complete(&sis) && eevdf.len() == sis.len() && answered,
         format!(
-            "{} EEVDF and {} scx_sis rounds: both cyclictests and the spawn rc=0, their thread's \
-             schedstat read, hackbench ran throughout",
+            "{} EEVDF and {} scx_sis probes: both cyclictests, the forking shell and the spawn \
+             rc=0, their schedstat read, the load ran throughout, every stats request answered",
             eevdf.len(),
             sis.len()
         ),
@@ -80,62 +124,105 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         return;
     }
 
-    // cyclictest's thread's wait per run (us), from the kernel's schedstat, pooled over the
-    // rounds: the runs of a round are a few hundred, and EEVDF's own rounds spread 2.8x on
-    // 6.12.117, so a median of three per-round ratios would judge the noise.
-    let pooled_wait = |rounds: &[Kv]| {
-        let sum = |key: &str| rounds.iter().map(|k| k.n::<f64>(key)).sum::<f64>();
-        (sum("runs") > 0.0).then(|| sum("wait_ns") / sum("runs") / 1000.0)
-    };
-    let median_sleeps =
-        |rounds: &[Kv]| median(rounds.iter().filter_map(|k| k.opt("sleeps_cs")).collect());
-    // Each probe against EEVDF's: both sides' values, their ratio and the check.
-    let probes: [Probe; 2] = [
+    let probes: [Probe; 4] = [
         (
             "cyclictest_wait",
             "cyclictest's thread, waited runnable per run (schedstat; pooled), us",
-            &pooled_wait,
+            &|k| pooled(k, "wait_ns", "runs"),
+            WAIT_SLACK,
+        ),
+        (
+            "fork_shell_wait",
+            "a shell forking 100 short sleeps, waited runnable per run (schedstat; pooled), us",
+            &|k| pooled(k, "sh_wait_ns", "sh_runs"),
             WAIT_SLACK,
         ),
         (
             "ten_sleeps",
             "ten 50 ms sleeps in a row (median), cs",
-            &median_sleeps,
+            &|k| side_median(k, "sleeps_cs"),
             SLACK,
         ),
+        (
+            "new_command",
+            "scx_sis --version started under the load (median), cs",
+            &|k| side_median(k, "spawn_cs"),
+            SPAWN_SLACK,
+        ),
     ];
-    for (check, what, value, slack) in probes {
-        let (Some(e), Some(s)) = (value(&eevdf), value(&sis)) else {
-            v.fail(check, format!("{what}: missing in some round"));
-            continue;
-        };
-        let ratio = if e > 0.0 { s / e } else { f64::INFINITY };
-        v.check(
-            check,
-            ratio <= slack || s <= e,
-            format!(
-                "{what}: scx_sis {s:.0} vs EEVDF {e:.0} ({} rounds): {:.2}x, at most {slack}x",
-                sis.len(),
-                round(ratio, 2)
-            ),
-        );
+    let mut bgs: Vec<&str> = sis.iter().map(|k| k.s("bg")).collect();
+    bgs.sort_unstable();
+    bgs.dedup();
+    fn of<'a>(rounds: &'a [Kv], bg: &str) -> Vec<&'a Kv> {
+        rounds.iter().filter(|k| k.s("bg") == bg).collect()
     }
-    // Shown, not judged: a new process (its start depends on where in the load it lands), and
-    // cyclictest's own latencies beside the SCHED_FIFO control's, whose gap to EEVDF's is the
-    // timer's delivery under TCG (above).
-    let m = |rounds: &[Kv], key: &str| side_median(rounds, key).unwrap_or(0.0);
-    let mut table = String::from("SIS-TABLE latency");
-    for key in ["spawn_cs", "avg", "p99", "fifo_avg", "fifo_p99"] {
-        table += &format!(" {key} eevdf={:.0} sis={:.0}", m(&eevdf, key), m(&sis, key));
+    for bg in &bgs {
+        let (e, s) = (of(&eevdf, bg), of(&sis, bg));
+        for (check, what, value, slack) in probes {
+            let what = format!("{what}, background {bg} ({} rounds)", s.len());
+            against_eevdf(
+                v,
+                &format!("{check}_{bg}"),
+                &what,
+                value(&e),
+                value(&s),
+                slack,
+            );
+        }
+        // Shown, not judged: cyclictest's own latencies beside the SCHED_FIFO control's, whose
+        // gap to EEVDF's is the timer's delivery under TCG (above).
+        let m = |rounds: &[&Kv], key: &str| side_median(rounds, key).unwrap_or(0.0);
+        let mut table = format!("SIS-TABLE latency {bg}");
+        for key in ["avg", "p99", "fifo_avg", "fifo_p99", "window_cs"] {
+            table += &format!(" {key} eevdf={:.0} sis={:.0}", m(&e, key), m(&s, key));
+        }
+        v.lines.push(table);
     }
-    v.lines.push(table);
+
+    // Per-CPU kernel threads (kworkers, ksoftirqd) cannot move: what waits on them waits with
+    // them. Pooled over every background and round.
+    fn all(rounds: &[Kv]) -> Vec<&Kv> {
+        rounds.iter().collect()
+    }
+    let kthr = |rounds: &[&Kv]| pooled(rounds, "kthr_wait_ns", "kthr_runs");
+    against_eevdf(
+        v,
+        "kthread_wait",
+        "per-CPU kernel threads, waited runnable per run (schedstat; pooled), us",
+        kthr(&all(&eevdf)),
+        kthr(&all(&sis)),
+        SPAWN_SLACK,
+    );
+
+    // The daemon answers under the load it schedules about as fast as on the idle machine.
+    let idle: Vec<f64> = r
+        .kvs("stats_idle")
+        .iter()
+        .filter(|k| k.opt::<i64>("rc") == Some(0))
+        .filter_map(|k| k.opt("cs"))
+        .collect();
+    let (idle, loaded) = (median(idle), side_median(&all(&sis), "stats_cs"));
+    match (idle, loaded) {
+        (Some(i), Some(l)) => {
+            v.check(
+                "stats_under_load",
+                l <= STATS_SLACK * i.max(1.0),
+                format!(
+                    "monitor --json --count 1: {l:.0} cs under the load, {i:.0} cs idle \
+                     (medians): at most {STATS_SLACK}x"
+                ),
+            );
+        }
+        _ => v.fail("stats_under_load", "no stats_idle or stats_cs record"),
+    }
 
     // A fork storm cannot starve the tasks already there: the busy loops keep at least half the
     // share of the machine they keep under EEVDF beside the same storm.
     let share = |side: &str| {
         r.kv(&format!("forks_{side}")).map(|k| {
             let ticks: f64 = k.n("loop_ticks");
-            let hz_ticks = k.n::<f64>("window_cs") * 8.0; // USER_HZ 100 = cs, 8 CPUs
+            // USER_HZ 100: a CPU's ticks over the window are its centiseconds.
+            let hz_ticks = k.n::<f64>("window_cs") * k.n::<f64>("cpus");
             (k.n::<i64>("rc"), ticks / hz_ticks.max(1.0))
         })
     };
@@ -145,19 +232,21 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
                 "fork_storm",
                 erc == 0 && src == 0 && s >= 0.5 * e,
                 format!(
-                    "8 busy loops beside stress-ng --fork 8: their share {s:.2} under scx_sis, \
-                     {e:.2} under EEVDF (at least half of it), stress-ng rc={src}/{erc}"
+                    "a busy loop per CPU beside stress-ng --fork: their share {s:.2} under \
+                     scx_sis, {e:.2} under EEVDF (at least half of it), stress-ng rc={src}/{erc}"
                 ),
             );
         }
         _ => v.fail("fork_storm", "no forks_eevdf or forks_sis record"),
     }
 
-    // The wait histogram: every scx_sis window counted its wakeups' waits, with p50 <= p99.
-    let mons: Vec<_> = (1..=sis.len())
+    // The wait histogram: every scx_sis window counted its wakeups' waits, with p50 <= p99; the
+    // causes of the waits are shown.
+    let rounds = sis.len() / bgs.len().max(1);
+    let mons: Vec<_> = (1..=rounds)
         .filter_map(|i| r.mon(&format!("mon_{i}")))
         .collect();
-    let histo_ok = mons.len() == sis.len()
+    let histo_ok = mons.len() == rounds
         && mons.iter().all(|m| {
             let waits = llc_sum(m, |l| l.wake_waits);
             let in_hist = llc_sum(m, |l| l.wake_wait_hist.iter().sum());
@@ -172,11 +261,19 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         .map(|m| {
             let l = m.llcs.values().next();
             format!(
-                "waits={} llc0 p50={:.0}us p99={:.0}us preempts={} clock_behind={}",
+                "waits={} llc0 p50={:.0}us p99={:.0}us preempts={} tick_preempts={} \
+                 not_preempting hold/deadline/sync={}/{}/{} served_first={} \
+                 migrant_credit_ms={:.1} clock_behind={}",
                 llc_sum(m, |l| l.wake_waits),
                 l.map_or(0.0, |l| l.wait_p50_us),
                 l.map_or(0.0, |l| l.wait_p99_us),
                 llc_sum(m, |l| l.wakeup_preempts),
+                llc_sum(m, |l| l.tick_preempts),
+                llc_sum(m, |l| l.nopreempt_hold),
+                llc_sum(m, |l| l.nopreempt_deadline),
+                llc_sum(m, |l| l.nopreempt_sync),
+                llc_sum(m, |l| l.served_first),
+                llc_sum(m, |l| l.migrant_credit_ns) as f64 / 1e6,
                 llc_sum(m, |l| l.clock_behind),
             )
         })
@@ -186,9 +283,8 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
         "wait_histogram",
         histo_ok,
         format!(
-            "{} of {} windows: every wait counted once in its histogram, p50 <= p99: {detail}",
+            "{} of {rounds} windows: every wait counted once in its histogram, p50 <= p99: {detail}",
             mons.len(),
-            sis.len()
         ),
     );
 }

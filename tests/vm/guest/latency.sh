@@ -1,20 +1,27 @@
 #!/bin/sh
-# Latency for the woken and the new, against EEVDF in the same boot: under a hackbench loop that
-# keeps every CPU busy, cyclictest (SCHED_OTHER), ten 50 ms sleeps in a row and a new process
-# (`scx_sis --version`, a fork and exec of a binary of some 10 MB); in the first round, a fork
-# storm beside busy loops. Beside cyclictest's own latency, the kernel's account of what its
-# thread waited runnable (schedstat's run_delay, the same code under EEVDF and sched_ext), and a
-# SCHED_FIFO cyclictest, which no sched_ext scheduler schedules: its latency is the timer's
-# delivery plus an RT switch, the part of cyclictest's reading a placement cannot change. Rounds alternate which side runs first, so a drift over the boot falls
-# on both. tests/vm/latency.rs judges the records.
+# Latency for the woken and the new, against EEVDF in the same boot: under each background load
+# that keeps every CPU busy, cyclictest (SCHED_OTHER), a shell that forks short sleeps, ten 50 ms
+# sleeps in a row, a new process (`scx_sis --version`, a fork and exec of a binary of some 10 MB),
+# and the per-CPU kernel threads' wait; under scx_sis also a stats request (`monitor --json
+# --count 1`) against its time on the idle machine. In the first round, a fork storm beside busy
+# loops. Beside cyclictest's own latency, the kernel's account of what its thread waited runnable
+# (schedstat's run_delay, the same code under EEVDF and sched_ext), and a SCHED_FIFO cyclictest,
+# which no sched_ext scheduler schedules: its latency is the timer's delivery plus an RT switch, the
+# part of cyclictest's reading a placement cannot change. Rounds alternate which side runs first,
+# so a drift over the boot falls on both. tests/vm/latency.rs judges the records.
 # Env: SIS_LAT_ROUNDS (default 3), SIS_LAT_LOOPS (cyclictest loops, default 300),
-#      SIS_HACKBENCH_ARGS (the background load: one run that outlasts the probes and is killed
-#      after them, as a user's long job; default -g 2 -T -l 1000000).
+#      SIS_LAT_BGS (the backgrounds, default "long loop"): long is one run that outlasts the
+#      probes and is killed after them, as a user's long job (SIS_HACKBENCH_ARGS, default
+#      -g G -T -l 1000000); loop is process-mode hackbench restarted in a loop (-g G -l 200), a
+#      load whose tasks keep starting and ending; G is one group per 4 CPUs, at least 1.
 . /sis/lib.sh
 
 rounds=${SIS_LAT_ROUNDS:-3}
 loops=${SIS_LAT_LOOPS:-300}
-hb_args=${SIS_HACKBENCH_ARGS:--g 2 -T -l 1000000}
+ncpu=$(nproc)
+groups=$(((ncpu + 3) / 4))
+hb_args=${SIS_HACKBENCH_ARGS:--g $groups -T -l 1000000}
+bgs=${SIS_LAT_BGS:-long loop}
 guest_open
 
 # cyclic [-p PRIO]: cyclictest, one thread, $loops loops of 10 ms, its output in /tmp/cyc.out;
@@ -49,16 +56,64 @@ cyc_stats() {
       printf "%sn=%d %savg=%d %sp99=%d %smax=%d", p, NR, p, s / NR, p, v[i], p, v[NR] }'
 }
 
+# kthread_waits: "PID run_delay runs" for each per-CPU kernel thread (kworker/N:M, ksoftirqd/N),
+# from its schedstat.
+kthread_waits() {
+  for _d in /proc/[0-9]*; do
+    read -r _comm 2>/dev/null <"$_d/comm" || continue
+    case $_comm in
+      kworker/[0-9]*:* | ksoftirqd/*)
+        # shellcheck disable=SC2034  # _ran: the first field, not used
+        read -r _ran _delay _runs 2>/dev/null <"$_d/schedstat" && echo "${_d#/proc/} $_delay $_runs" ;;
+    esac
+  done
+}
+
+# kthread_delta BEFORE AFTER: "kthr_wait_ns=N kthr_runs=N", the growth of the threads in both.
+kthread_delta() {
+  awk 'NR == FNR { d[$1] = $2; r[$1] = $3; next }
+    ($1 in d) { w += $2 - d[$1]; n += $3 - r[$1] }
+    END { printf "kthr_wait_ns=%d kthr_runs=%d", w, n }' "$1" "$2"
+}
+
+# fork_shell: a shell that forks 100 short sleeps, as a script does; prints its own run_delay and
+# runs (schedstat) as "sh_wait_ns=N sh_runs=N".
+fork_shell() {
+  sh -c 'i=0; while [ $i -lt 100 ]; do busybox usleep 5000; i=$((i + 1)); done
+    read -r _a _b _c </proc/$$/schedstat; echo "sh_wait_ns=$_b sh_runs=$_c"'
+}
+
+# bg_start NAME: the background load NAME (SIS_LAT_BGS); sets _hb, its pid.
+bg_start() {
+  case $1 in
+    # shellcheck disable=SC2086
+    long) hackbench $hb_args >/dev/null 2>&1 & ;;
+    loop) sh -c "while :; do hackbench -g $groups -l 200 >/dev/null 2>&1; done" & ;;
+  esac
+  _hb=$!
+}
+
+# bg_stop NAME: ends it. A restarting loop's hackbench processes go with it: the loop is killed
+# first, then every hackbench left.
+bg_stop() {
+  kill -KILL "$_hb" 2>/dev/null
+  wait "$_hb" 2>/dev/null
+  if [ "$1" = loop ]; then
+    # shellcheck disable=SC2046
+    kill -KILL $(pidof hackbench) 2>/dev/null
+    sleep 1
+  fi
+}
+
 # The probes, with the background load already running. Records (kv) lat_SIDE: cyclictest's
 # n, avg, p99 and max (us) and its thread's wait (wait_ns, runs), the SCHED_FIFO control's
 # (fifo_n, fifo_avg, ...), the sleeps' and the spawn's wall time (centiseconds), the window's
 # length, and whether hackbench was still running at its end (hb_alive: the load covered it).
 probe() {
-  _side=$1
-  # shellcheck disable=SC2086
-  hackbench $hb_args >/dev/null 2>&1 &
-  _hb=$!
+  _side=$1 _bg=$2
+  bg_start "$_bg"
   sleep 2
+  kthread_waits >/tmp/kthr.0
   _w0=$(now_cs)
   cyclic
   _crc=$CYC_RC
@@ -66,6 +121,7 @@ probe() {
   cyclic -p 99
   _fcrc=$CYC_RC
   _fifo=$(cyc_stats fifo_)
+  _sh=$(fork_shell)
   _t0=$(now_cs)
   _i=0
   while [ $_i -lt 10 ]; do
@@ -77,29 +133,43 @@ probe() {
   /bin/scx_sis --version >/dev/null 2>&1
   _src=$?
   _spawn=$(($(now_cs) - _t0))
+  _stats=
+  if [ "$_side" = sis ]; then
+    _t0=$(now_cs)
+    /bin/scx_sis monitor --json --count 1 >/dev/null 2>&1
+    _stats="stats_rc=$? stats_cs=$(($(now_cs) - _t0))"
+  fi
   _w1=$(now_cs)
+  kthread_waits >/tmp/kthr.1
   kill -0 "$_hb" 2>/dev/null && _alive=1 || _alive=0
-  # hackbench -T is one process: its threads go with it.
-  kill -KILL "$_hb" 2>/dev/null
-  wait "$_hb" 2>/dev/null
-  rec kv "lat_$_side" "round=$_round crc=$_crc $_cyc fifo_rc=$_fcrc $_fifo sleeps_cs=$_sleeps spawn_cs=$_spawn spawn_rc=$_src hb_alive=$_alive window_cs=$((_w1 - _w0))"
+  bg_stop "$_bg"
+  rec kv "lat_$_side" "round=$_round bg=$_bg crc=$_crc $_cyc fifo_rc=$_fcrc $_fifo ${_sh:-sh_runs=0} sleeps_cs=$_sleeps spawn_cs=$_spawn spawn_rc=$_src $_stats $(kthread_delta /tmp/kthr.0 /tmp/kthr.1) hb_alive=$_alive window_cs=$((_w1 - _w0))"
 }
 
-# A fork storm beside tasks already running: 8 busy loops, one per CPU, while stress-ng forks
-# children that exit at once. Record (kv) forks_SIDE: the loops' CPU ticks over the window's
-# ticks times 8 (their share of the machine), and stress-ng's rc.
+# probes SIDE: the probes under each background.
+probes() {
+  for _b in $bgs; do
+    probe "$1" "$_b"
+  done
+}
+
+# A fork storm beside tasks already running: a busy loop per CPU, while stress-ng forks as many
+# children, which exit at once. Record (kv) forks_SIDE: the loops' CPU ticks and the window's
+# (their share of the machine is ticks over window times CPUs), and stress-ng's rc.
 fork_storm() {
   _side=$1 _pids=
-  for _c in 0 1 2 3 4 5 6 7; do
+  _c=0
+  while [ $_c -lt "$ncpu" ]; do
     sh -c 'while :; do :; done' &
     _pids="$_pids $!"
+    _c=$((_c + 1))
   done
   sleep 1
   # shellcheck disable=SC2086
   ticks_of $_pids
   _t0=$(echo "$TICKS_OF" | awk '{ for (i = 1; i <= NF; i++) s += $i; print s }')
   _c0=$(now_cs)
-  CAP_OUT=/tmp/fork.out run_capped 60 stress-ng --fork 8 --timeout 8s
+  CAP_OUT=/tmp/fork.out run_capped 60 stress-ng --fork "$ncpu" --timeout 8s
   _frc=$?
   # shellcheck disable=SC2086
   ticks_of $_pids
@@ -110,19 +180,23 @@ fork_storm() {
   # The loops only: a bare wait would wait for the scheduler this shell started as well.
   # shellcheck disable=SC2086
   wait $_pids 2>/dev/null
-  rec kv "forks_$_side" "rc=$_frc loop_ticks=$((_t1 - _t0)) window_cs=$((_c1 - _c0))"
+  rec kv "forks_$_side" "rc=$_frc loop_ticks=$((_t1 - _t0)) window_cs=$((_c1 - _c0)) cpus=$ncpu"
 }
 
-# One scx_sis side: its own scheduler for the round, and a monitor window over the probes.
+# One scx_sis side: its own scheduler for the round, a stats request on the idle machine (the
+# bar for the same request under the load), and a monitor window over the probes.
 sis_side() {
   if ! start_sched --stats-interval 60; then
     fail "sched_enabled_$_round" "$SCHED_START_ERR"
     return
   fi
+  _t0=$(now_cs)
+  /bin/scx_sis monitor --json --count 1 >/dev/null 2>&1
+  rec kv stats_idle "round=$_round rc=$? cs=$(($(now_cs) - _t0))"
   /bin/scx_sis monitor --json --interval 3600 --count 1 >/tmp/mon.json 2>&1 &
   _mon=$!
   sleep 1
-  probe sis
+  probes sis
   kill -INT "$_mon" 2>/dev/null
   wait "$_mon"
   rec_mon "mon_$_round" /tmp/mon.json
@@ -133,12 +207,12 @@ sis_side() {
 _round=1
 while [ "$_round" -le "$rounds" ]; do
   if [ $((_round % 2)) -eq 1 ]; then
-    probe eevdf
+    probes eevdf
     [ "$_round" -eq 1 ] && fork_storm eevdf
     sis_side
   else
     sis_side
-    probe eevdf
+    probes eevdf
   fi
   _round=$((_round + 1))
 done
