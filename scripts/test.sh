@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/test.sh [--long | --matrix | --help]: the whole test suite. This header is the one
-# description of what it runs and of its options; the docs point here (--help prints it).
+# scripts/test.sh [--quick | --long | --matrix | --help]: the whole test suite. This header is
+# the one description of what it runs and of its options; the docs point here (--help prints it).
 #
 # Without an option it runs, in order, stopping at the first failure:
 #   - scripts/setup.sh: the Debian packages and tools the rest needs (every mode runs it first)
@@ -12,6 +12,14 @@
 #     and the newest 7.x) under QEMU, two VMs at a time
 #
 # Options (one, instead of the run above):
+#   --quick    the run above with one VM smoke per default kernel series instead of every VM
+#              test, for a change that does not touch the scheduler: the same setup, style
+#              checks and cargo test with SCX_SIS_SKIP_VM=1 (the VM tests print skipped), then
+#              cargo test of harness_6_12, harness_7 (boot, sched_ext, topology) and
+#              runtime_control_6_12, runtime_control_7 (the real scheduler loaded, tuned,
+#              killed), two VMs at a time. About 10 minutes on a 2-core host after a commit
+#              (the release build, ~5 min, then the VMs, ~3 min), measured beside another
+#              suite's VMs, so an upper bound
 #   --long     only the long runs: reliability and chaos with 10-minute loads (~45 min)
 #   --matrix   only foundation, runtime_control and an RT hog beside hackbench (fairness.sh's rt
 #              case) on every kernel series with sched_ext (SCX_SIS_MATRIX to choose; ~10 min
@@ -20,6 +28,9 @@
 #   --help     print this header and exit
 # The runs of --long and --matrix are #[ignore]d tests (tests/vm/main.rs), so the default run
 # leaves them out and these run them with --ignored.
+#
+# Each VM run prints a `vm-time:` line (its seconds: boot, initramfs build, script) and appends
+# it to target/vm-times.txt, so a run leaves a table of where its time went.
 #
 # Environment: SCX_SIS_SKIP_VM=1 skips the VM tests (the checks and unit tests still run); the
 # other variables the VM tests read (kernel series, timeouts, prebuilt kernels) are listed in
@@ -44,6 +55,13 @@ if [ "${1:-}" = "--matrix" ]; then
   echo "test: foundation, runtime_control and the RT hog on ${SCX_SIS_MATRIX:-every series with sched_ext (tests/vm/matrix.rs)}" >&2
   exec cargo test --release --test vm matrix -- --ignored --exact --test-threads=1
 fi
+quick=0
+if [ "${1:-}" = "--quick" ]; then
+  quick=1
+elif [ -n "${1:-}" ]; then
+  echo "test.sh: unknown option $1 (--help lists them)" >&2
+  exit 2
+fi
 echo "test: style (cargo fmt, clang-format, clippy -D warnings, each BPF header alone)" >&2
 cargo fmt --all --check
 clang-format-19 --dry-run --Werror src/bpf/*.c src/bpf/*.h
@@ -52,5 +70,12 @@ cargo clippy --release --all-targets --quiet -- -D warnings
 scripts/check-bpf-headers.sh
 scripts/check-package.sh
 
+if ((quick)); then
+  echo "test: unit tests, the VM tests skipped" >&2
+  SCX_SIS_SKIP_VM=1 cargo test --release -- --test-threads=2
+  echo "test: VM smoke, harness and runtime_control on 6.12 and 7 (two VMs at a time)" >&2
+  exec cargo test --release --test vm -- --exact harness_6_12 harness_7 \
+    runtime_control_6_12 runtime_control_7 --test-threads=2
+fi
 echo "test: unit tests and VM tests (two VMs at a time; tests/vm/main.rs VM_SLOTS)" >&2
 cargo test --release -- --test-threads=2

@@ -312,7 +312,7 @@ fn test_sh_header_names_each_step_and_help_prints_it() {
         "scripts/test.sh runs steps its header does not name (the docs point to that header, so \
          name them there): {unnamed:?}"
     );
-    for option in ["--long", "--matrix", "--help"] {
+    for option in ["--quick", "--long", "--matrix", "--help"] {
         assert!(
             header.contains(&format!("#   {option} ")),
             "the header lacks {option}"

@@ -6,6 +6,7 @@
 //! (`SIS_VM_ACCEL=multi`), or any run on a host with fewer than 2 cores, takes it exclusively and
 //! runs with no other VM. Kernel fetches take `FETCH_LOCK`, one at a time.
 
+use std::io::{BufRead, BufReader, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -213,12 +214,21 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
         "vm: {script} on {release} ({series}), topo {topo}, accel {accel}: running (console in {})",
         log.display()
     ));
-    let status = cmd
+    // run.sh's stderr is passed on line by line as before, and read for its initramfs build
+    // time, which the console does not hold.
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit())
-        .status()
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run scripts/vm/run.sh");
+    let mut initramfs_ms = None;
+    for line in BufReader::new(child.stderr.take().expect("run.sh's stderr")).lines() {
+        let Ok(line) = line else { break };
+        initramfs_ms = initramfs_ms.or_else(|| initramfs_ms_of(&line));
+        say(&line);
+    }
+    let status = child.wait().expect("wait for scripts/vm/run.sh");
     let rc = status.code().unwrap_or(-1);
     let secs = t0.elapsed().as_secs();
     let console = read_console(&log);
@@ -229,7 +239,7 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
             .filter_map(|l| l.find(tag).map(|i| l[i..].trim_end().to_string()))
             .collect()
     };
-    GuestRun {
+    let run = GuestRun {
         kernel: series.to_string(),
         release,
         script: script.to_string(),
@@ -241,6 +251,84 @@ fn run_guest_for(series: &str, script: &str, topo: &str, env: &[&str], timeout: 
         fails: pick("SIS-TEST FAIL "),
         records: Records::parse(&console),
         console,
+    };
+    record_time(&vm_time(&run, initramfs_ms));
+    run
+}
+
+/// run.sh's `run.sh: kernel ..., initramfs N KiB in M ms` line -> M.
+fn initramfs_ms_of(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix("run.sh: kernel ")?;
+    let (_, built) = rest.rsplit_once(" KiB in ")?;
+    built.strip_suffix(" ms")?.trim().parse().ok()
+}
+
+/// The guest's uptime in seconds when its script started, from scripts/vm/init's `SIS-INIT ...
+/// uptime=S.SSs` line: the kernel's boot and the init's setup.
+fn boot_secs_of(console: &str) -> Option<f64> {
+    console
+        .lines()
+        .filter(|l| l.contains("SIS-INIT kernel="))
+        .find_map(|l| l.split_once(" uptime=")?.1.split_once('s')?.0.parse().ok())
+}
+
+/// One line of where a run's time went: building the initramfs (run.sh), booting to the guest
+/// script (its uptime then), and the rest, the script and power-off. A part the run did not
+/// report (a boot that never reached the script) shows as `?` and counts as the script's.
+fn vm_time(run: &GuestRun, initramfs_ms: Option<u64>) -> String {
+    let initramfs = initramfs_ms.map(|ms| ms as f64 / 1000.0);
+    let boot = boot_secs_of(&run.console);
+    let script = (run.secs as f64 - initramfs.unwrap_or(0.0) - boot.unwrap_or(0.0)).max(0.0);
+    let part = |s: Option<f64>| s.map_or("?".to_string(), |s| format!("{s:.0}"));
+    let accel = if run.accel == SINGLE {
+        String::new()
+    } else {
+        format!(" accel {}", run.accel)
+    };
+    format!(
+        "vm-time: {} {} {}{accel}: {} s (boot {} s, initramfs {} s, script {script:.0} s)",
+        run.script,
+        run.kernel,
+        run.topo,
+        run.secs,
+        part(boot),
+        part(initramfs)
+    )
+}
+
+/// Print `line` and append it to target/vm-times.txt (beside the build of scx_sis), so that a
+/// run of the suite leaves its times behind. Each test process starts its block with a comment
+/// line, so runs appended one after another stay apart.
+fn record_time(line: &str) {
+    say(line);
+    static HEAD_WRITTEN: Mutex<bool> = Mutex::new(false);
+    let mut written = HEAD_WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    let text = if *written {
+        format!("{line}\n")
+    } else {
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        format!(
+            "# test process {} (first run ended at unix time {since_epoch})\n{line}\n",
+            std::process::id()
+        )
+    };
+    let Some(target) = Path::new(env!("CARGO_BIN_EXE_scx_sis"))
+        .parent()
+        .and_then(Path::parent)
+    else {
+        return;
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(target.join("vm-times.txt"));
+    // A table not written loses no verdict: the line above was printed.
+    if let Ok(mut f) = file {
+        if f.write_all(text.as_bytes()).is_ok() {
+            *written = true;
+        }
     }
 }
 
@@ -392,5 +480,37 @@ mod tests {
         assert!(runs_alone("harness.sh", "multi", 2));
         assert!(runs_alone("harness.sh", "single", 1));
         assert!(runs_alone("latency.sh", "single", 2));
+    }
+
+    #[test]
+    fn vm_time_splits_boot_initramfs_and_script() {
+        let line = "run.sh: kernel 7.3.4, topo 2cpu, accel single, initramfs 5120 KiB in 2140 ms";
+        assert_eq!(initramfs_ms_of(line), Some(2140));
+        assert_eq!(initramfs_ms_of("run.sh: guest rc=0 after 30 s"), None);
+        let console = "[    0.0] Linux version\n\
+                       SIS-INIT kernel=7.3.4 cpus=2 uptime=9.31s guest=/tests/latency.sh\n";
+        let mut run = GuestRun {
+            kernel: "7".into(),
+            release: "7.3.4".into(),
+            script: "latency.sh".into(),
+            topo: "2cpu".into(),
+            accel: "single".into(),
+            rc: 0,
+            secs: 312,
+            console: console.into(),
+            passes: vec![],
+            fails: vec![],
+            records: Records::parse(console),
+        };
+        assert_eq!(
+            vm_time(&run, Some(2140)),
+            "vm-time: latency.sh 7 2cpu: 312 s (boot 9 s, initramfs 2 s, script 301 s)"
+        );
+        run.console = "no init line".into();
+        run.accel = "multi".into();
+        assert_eq!(
+            vm_time(&run, None),
+            "vm-time: latency.sh 7 2cpu accel multi: 312 s (boot ? s, initramfs ? s, script 312 s)"
+        );
     }
 }
