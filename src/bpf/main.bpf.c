@@ -606,7 +606,7 @@ void BPF_STRUCT_OPS(sis_running, struct task_struct *p)
 		 * keep_prev() run it, and the CPU's other tasks wait, until it
 		 * caught up with the CPU's clock.
 		 */
-		moved = tctx && tctx->vt_cpu >= 0 && tctx->vt_cpu != cpu;
+		moved = task_moved(tctx, cpu);
 		vtime = task_vtime(p, tctx, cpu, tctx && tctx->slept, &t);
 		if (vtime != p->scx.dsq_vtime)
 			task_set_dsq_vtime(p, vtime);

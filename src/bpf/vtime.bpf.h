@@ -59,6 +59,12 @@ static __always_inline u64 vtime_after_run(u64 vtime, u32 weight, u64 since, u64
 	return now > since ? vtime + vtime_charge(now - since, weight) : vtime;
 }
 
+/* @tctx's task comes to @cpu from the clock of another CPU (task_vtime()). */
+static __always_inline bool task_moved(const struct sis_task_ctx *tctx, s32 cpu)
+{
+	return tctx && tctx->vt_cpu >= 0 && tctx->vt_cpu != cpu;
+}
+
 /*
  * @p's place in @cpu's queue, kept near the CPU's clock; @tctx is @p's
  * context (NULL: none), whose vt_cpu, the CPU whose clock @p's vtime was
@@ -96,7 +102,7 @@ static __always_inline u64 task_vtime(struct task_struct *p, struct sis_task_ctx
 	u64 now = cpu_vtime_now(cpu), slice = tun_slice_ns(t);
 	u64 vtime = p->scx.dsq_vtime, home, credit, floor, ceil;
 	u64 lead = 4 * vtime_charge(slice, p->scx.weight);
-	bool moved = tctx && tctx->vt_cpu >= 0 && tctx->vt_cpu != cpu;
+	bool moved = task_moved(tctx, cpu);
 
 	if (slept)
 		credit = slice;
