@@ -7,9 +7,11 @@
 #   - style: cargo fmt --all --check, clang-format on src/bpf/, cargo clippy -D warnings
 #   - scripts/check-bpf-headers.sh: each BPF header compiles alone and uses what it includes
 #   - scripts/check-package.sh: the .deb, its systemd unit and its documentation's links
-#   - cargo test --release -- --test-threads=2: the unit tests, tests/cli.rs,
-#     tests/architecture.rs and the VM tests, which load scx_sis on real sched_ext kernels (6.12
-#     and the newest 7.x) under QEMU, two VMs at a time
+#   - cargo test --release, twice: the VM tests, which load scx_sis on real sched_ext kernels
+#     (6.12 and the newest 7.x) under QEMU, in two phases. First those that judge wall times,
+#     latencies or CPU shares, each with the host alone (SCX_SIS_VM_PHASE=alone,
+#     --test-threads=1); then the unit tests, tests/cli.rs, tests/architecture.rs and the other
+#     VM tests, two VMs at a time (SCX_SIS_VM_PHASE=shared, --test-threads=2)
 #
 # Options (one, instead of the run above):
 #   --quick    the run above with one VM smoke per default kernel series instead of every VM
@@ -77,5 +79,9 @@ if ((quick)); then
   exec cargo test --release --test vm -- --exact harness_6_12 harness_7 \
     runtime_control_6_12 runtime_control_7 --test-threads=2
 fi
-echo "test: unit tests and VM tests (two VMs at a time; tests/vm/main.rs VM_SLOTS)" >&2
-cargo test --release -- --test-threads=2
+# Two phases: the VM tests that take the host alone, one after another, then the rest (and the
+# unit tests) two at a time, so that no test thread idles while a run waits for the host alone.
+echo "test: VM tests that take the host alone, one at a time (tests/vm/harness.rs in_phase)" >&2
+SCX_SIS_VM_PHASE=alone cargo test --release --test vm -- --test-threads=1
+echo "test: unit tests and the other VM tests, two VMs at a time" >&2
+SCX_SIS_VM_PHASE=shared cargo test --release -- --test-threads=2

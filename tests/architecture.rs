@@ -287,7 +287,10 @@ fn steps(script: &str) -> BTreeSet<String> {
     let mut steps = BTreeSet::new();
     for line in script.lines().map(str::trim) {
         let line = line.strip_prefix("exec ").unwrap_or(line);
-        let mut words = line.split_whitespace();
+        // A command's environment (`VAR=value cargo test`) is not the step.
+        let mut words = line
+            .split_whitespace()
+            .skip_while(|w| w.split_once('=').is_some_and(|(k, _)| is_env_name(k)));
         let Some(first) = words.next() else { continue };
         if first.starts_with("scripts/") {
             steps.insert(first.to_string());
@@ -298,6 +301,14 @@ fn steps(script: &str) -> BTreeSet<String> {
         }
     }
     steps
+}
+
+/// A shell variable's name: letters, digits and `_`, not starting with a digit.
+fn is_env_name(k: &str) -> bool {
+    k.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[test]

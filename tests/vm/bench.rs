@@ -7,12 +7,12 @@
 
 use std::process::{Command, Stdio};
 
-use crate::harness::{fetch_kernel, lab_bin, runs_on, vm_slot};
+use crate::harness::{fetch_kernel, in_phase, lab_bin, runs_on, vm_slot};
 use crate::records::say;
 
 /// The `bench_quick_7` test (see the module doc).
 pub(crate) fn quick_7() {
-    if !runs_on("7", "bench --vm") {
+    if !runs_on("7", "bench --vm") || !in_phase("bench.sh", "single") {
         return;
     }
     // Cached before the slot: the lab fetches the kernel itself, outside FETCH_LOCK.

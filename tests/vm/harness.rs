@@ -446,10 +446,34 @@ pub(crate) fn runs_on(series: &str, what: &str) -> bool {
     false
 }
 
+/// `SCX_SIS_VM_PHASE=alone|shared`: run only the VM tests that take the host alone, or only
+/// those that share it, and say so of the others. scripts/test.sh runs the suite in these two
+/// phases, the alone runs one after another and then the shared ones two at a time: in one run,
+/// a run that waits for the host alone leaves the other test thread idle until every VM beside
+/// it has ended. Unset: every test runs.
+pub(crate) fn in_phase(script: &str, accel: &str) -> bool {
+    let Ok(phase) = std::env::var("SCX_SIS_VM_PHASE") else {
+        return true;
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let alone = runs_alone(script, accel, cores);
+    let wanted = match phase.as_str() {
+        "alone" => alone,
+        "shared" => !alone,
+        other => panic!("SCX_SIS_VM_PHASE={other}: alone or shared"),
+    };
+    if !wanted {
+        say(&format!(
+            "vm: {script}: skipped (SCX_SIS_VM_PHASE={phase}: it runs in the other phase)"
+        ));
+    }
+    wanted
+}
+
 /// Run `script` on `series` if that series is selected and `check` it with `judge`; returns
 /// false when skipped.
 pub(crate) fn vm_case(series: &str, script: &str, topo: &str, env: &[&str], judge: Judge) -> bool {
-    if !runs_on(series, script) {
+    if !runs_on(series, script) || !in_phase(script, accel_of(env)) {
         return false;
     }
     let run = run_guest(series, script, topo, env);

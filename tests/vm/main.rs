@@ -19,6 +19,8 @@
 //! - `SCX_SIS_MATRIX`           series for the `matrix` test (matrix.rs, `scripts/test.sh
 //!   --matrix`); default every series with sched_ext.
 //! - `SCX_SIS_VM_TIMEOUT`       seconds per VM run, default 900.
+//! - `SCX_SIS_VM_PHASE`         `alone` or `shared`: only the tests that take the host alone, or
+//!   only the others (harness.rs, `in_phase`; scripts/test.sh runs the two phases in turn).
 //! - `SCX_SIS_PREBUILT_KERNELS` directory with vmlinuz-6.12*-scx; defaults to ../shared/kernels
 //!   beside the repository when that exists.
 //!
@@ -62,7 +64,7 @@ mod reliability;
 mod verifier;
 
 use harness::{
-    check, long_case, no_judge, run_guest, runs_on, selected_kernels, skip_all, vm_case,
+    check, in_phase, long_case, no_judge, run_guest, runs_on, selected_kernels, skip_all, vm_case,
 };
 
 /// One #[test] per (kernel series, guest script, topology).
@@ -211,14 +213,21 @@ vm_script!(mod fairness, fairness_6_12, fairness_7, "2llc-smt", &[]);
 // (a host thread per vCPU). 7.x boots it with one host thread: with a thread per vCPU, 7.3.4's
 // guest oopsed in 1 of 49 scheduler enables and unloads (run.sh), where the kernel patches the
 // sched_switch tracepoint that scx_sis attaches there. Two rounds, each enabling scx_sis once with
-// both backgrounds; three took 682 s on 6.12 and over 900 s on 7 beside another VM.
+// both backgrounds, 200 cyclictest loops and 50 forked sleeps a probe (about 150 runs of each
+// probed thread a round); two rounds of the defaults (300, 100) took 610 s on 7.
 mod latency;
 vm_test!(
     latency_6_12,
     "6.12",
     "latency.sh",
     "2cpu",
-    &["SIS_VM_ACCEL=multi", "SIS_LAT_ROUNDS=2", "SIS_VM_TIMEOUT=1500"],
+    &[
+        "SIS_VM_ACCEL=multi",
+        "SIS_LAT_ROUNDS=2",
+        "SIS_LAT_LOOPS=200",
+        "SIS_LAT_FORKS=50",
+        "SIS_VM_TIMEOUT=1500"
+    ],
     then latency::judge
 );
 vm_test!(
@@ -226,7 +235,12 @@ vm_test!(
     "7",
     "latency.sh",
     "2cpu",
-    &["SIS_LAT_ROUNDS=2", "SIS_VM_TIMEOUT=1500"],
+    &[
+        "SIS_LAT_ROUNDS=2",
+        "SIS_LAT_LOOPS=200",
+        "SIS_LAT_FORKS=50",
+        "SIS_VM_TIMEOUT=1500"
+    ],
     then latency::judge
 );
 
@@ -262,7 +276,7 @@ fn chaos_long_7() {
 /// selected.
 #[test]
 fn no_sched_ext_6_12() {
-    if !runs_on("6.12", "no_scx.sh (debian-6.12)") {
+    if !runs_on("6.12", "no_scx.sh (debian-6.12)") || !in_phase("no_scx.sh", "single") {
         return;
     }
     check(

@@ -10,6 +10,7 @@
 # part of cyclictest's reading a placement cannot change. Rounds alternate which side runs first,
 # so a drift over the boot falls on both. tests/vm/latency.rs judges the records.
 # Env: SIS_LAT_ROUNDS (default 3), SIS_LAT_LOOPS (cyclictest loops, default 300),
+#      SIS_LAT_FORKS (the forking shell's sleeps, default 100),
 #      SIS_LAT_BGS (the backgrounds, default "long loop"): long is one run that outlasts the
 #      probes and is killed after them, as a user's long job (SIS_HACKBENCH_ARGS, default
 #      -g G -T -l 1000000); loop is process-mode hackbench restarted in a loop (-g G -l 200), a
@@ -18,6 +19,7 @@
 
 rounds=${SIS_LAT_ROUNDS:-3}
 loops=${SIS_LAT_LOOPS:-300}
+forks=${SIS_LAT_FORKS:-100}
 ncpu=$(nproc)
 groups=$(((ncpu + 3) / 4))
 hb_args=${SIS_HACKBENCH_ARGS:--g $groups -T -l 1000000}
@@ -76,11 +78,11 @@ kthread_delta() {
     END { printf "kthr_wait_ns=%d kthr_runs=%d", w, n }' "$1" "$2"
 }
 
-# fork_shell: a shell that forks 100 short sleeps, as a script does; prints its own run_delay and
+# fork_shell: a shell that forks $forks short sleeps, as a script does; prints its own run_delay and
 # runs (schedstat) as "sh_wait_ns=N sh_runs=N".
 fork_shell() {
-  sh -c 'i=0; while [ $i -lt 100 ]; do busybox usleep 5000; i=$((i + 1)); done
-    read -r _a _b _c </proc/$$/schedstat; echo "sh_wait_ns=$_b sh_runs=$_c"'
+  sh -c 'i=0; while [ $i -lt "$1" ]; do busybox usleep 5000; i=$((i + 1)); done
+    read -r _a _b _c </proc/$$/schedstat; echo "sh_wait_ns=$_b sh_runs=$_c"' sh "$forks"
 }
 
 # bg_start NAME: the background load NAME (SIS_LAT_BGS); sets _hb, its pid.

@@ -5,7 +5,8 @@
 #   hb_default   hackbench under the default steal-min.
 #   hb_pinned    the same beside three busy loops bound to CPU 1, whose queue then holds
 #                tasks no other CPU may take: moves from it must take the task they judged.
-#   hb_eager     hackbench three times with --steal-min-us 0 (steal whatever waits), switched live.
+#   hb_eager     hackbench three times with --steal-min-us 0 (steal whatever waits) and wakeup
+#                preemption off (every wakee behind a busy CPU kicks a stealer), switched live.
 #   hb_lazy      hackbench once with --steal-min-us 100000: heads are left as young.
 # Env: SIS_HACKBENCH_ARGS (default "-g 2 -l 100").
 . /sis/lib.sh
@@ -49,11 +50,12 @@ window hb_pinned hackbench $hb_args
 kill -KILL $pinned 2>/dev/null
 # shellcheck disable=SC2086
 wait $pinned 2>/dev/null
-tune --steal-min-us 0
-# Three runs in this window: steal_from_kicker needs a kicked stealer that takes its kicker's
-# work, and one run gave 4-19 kicks, of which 0-4 such steals (fewest on 7.x).
+# Wakeup preemption off in this window: a wakee that preempts its CPU's task is no wakee
+# queued behind it, and so no kick, and steal_from_kicker needs kicked stealers that take
+# their kicker's work (with it on, three runs gave 4 kicks and 0-1 such steals on 7.x).
+tune --steal-min-us 0 --wakeup-preempt off
 window hb_eager sh -c "hackbench $hb_args && hackbench $hb_args && hackbench $hb_args"
-tune --steal-min-us 100000
+tune --steal-min-us 100000 --wakeup-preempt on
 # shellcheck disable=SC2086
 window hb_lazy hackbench $hb_args
 tune --steal-min-us 500
