@@ -157,7 +157,7 @@ llc_metrics! {
     count tick_preempts = sis_counter_SIS_CNT_TICK_PREEMPTS,
         "Running tasks a tick preempted for a queued task whose deadline had passed theirs";
     count served_first = sis_counter_SIS_CNT_SERVED_FIRST,
-        "Per-CPU kernel threads and the daemon's threads queued ahead of their CPU's queue";
+        "Per-CPU kernel threads and scx_sis's own processes queued ahead of their CPU's queue";
     count nopreempt_hold = sis_counter_SIS_CNT_NOPREEMPT_HOLD,
         "Queued wakees that did not preempt: the running task had not yet run its hold";
     count nopreempt_deadline = sis_counter_SIS_CNT_NOPREEMPT_DEADLINE,

@@ -123,7 +123,7 @@ enum sis_counter {
 	SIS_CNT_CLOCK_BEHIND, /* steals judged on a head queued after the stealer read its clock */
 	SIS_CNT_SLICE_SHORTENED, /* tasks started with less than a slice: others waited there */
 	SIS_CNT_TICK_PREEMPTS,	 /* a tick preempted for a queued task of earlier deadline */
-	SIS_CNT_SERVED_FIRST,	 /* per-CPU kthreads and the daemon queued ahead of the CPU's DSQ */
+	SIS_CNT_SERVED_FIRST,	 /* per-CPU kthreads and scx_sis queued ahead of the CPU's DSQ */
 	SIS_CNT_NOPREEMPT_HOLD,	 /* queued wakees that did not preempt: the task ran too little */
 	SIS_CNT_NOPREEMPT_DEADLINE, /* ... the running task's deadline was earlier */
 	SIS_CNT_NOPREEMPT_SYNC,	    /* ... a sync wakee behind its waker, which is to sleep */

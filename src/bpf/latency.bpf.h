@@ -18,31 +18,64 @@
 #include "calls.bpf.h"
 #include "cpu_dsq.bpf.h"
 #include "pace.bpf.h"
+#include "pelt.bpf.h"
 #include "stats.bpf.h"
 #include "task.bpf.h"
 #include "tunables.bpf.h"
 #include "types.bpf.h"
 #include "vtime.bpf.h"
 
-/* The daemon's process id (its tgid), written before load; 0: none. */
-const volatile u32 daemon_tgid;
+/*
+ * The daemon's executable (its inode number and the kernel's device number of
+ * its file system), written before load; 0: none.
+ */
+const volatile u64 daemon_exe_ino;
+const volatile u32 daemon_exe_dev;
+
+/* A thread of scx_sis is served first while it uses under half a CPU (PELT). */
+#define SIS_OWN_UTIL_MAX (SIS_CAPACITY / 2)
+
+/*
+ * @p runs the daemon's executable as root: the daemon itself, or one of
+ * its clients (monitor, tune, ab, trace). Looked up once per address space
+ * (an exec gives a new one) and kept in @tctx.
+ */
+static __always_inline bool runs_scx_sis(const struct task_struct *p, struct sis_task_ctx *tctx)
+{
+	struct mm_struct *mm = p->mm;
+	struct inode *inode;
+
+	if (!daemon_exe_ino || !mm)
+		return false;
+	if (tctx->exe_mm == (u64)mm)
+		return tctx->own_exe;
+	tctx->exe_mm = (u64)mm;
+	inode = mm->exe_file ? mm->exe_file->f_inode : NULL;
+	tctx->own_exe = inode && inode->i_ino == daemon_exe_ino &&
+			inode->i_sb->s_dev == daemon_exe_dev && p->cred->euid.val == 0;
+	return tctx->own_exe;
+}
 
 /*
  * Tasks that go ahead of their CPU's queue, into its local DSQ: a per-CPU
  * kernel thread (a kworker, ksoftirqd: no other CPU may take its work, and
- * what waits on that work waits with it), and the daemon's own threads while
- * their runs average below a slice, so that its stats and tunables answer
- * under the load it schedules. A daemon thread whose runs grow longer takes
- * its turn in the queue like any task, so a busy daemon cannot starve the
- * machine.
+ * what waits on that work waits with it), and scx_sis's own threads, the
+ * daemon's and its clients', so that a stats, tune or ab request answers
+ * under the load the scheduler schedules. A request crosses several threads
+ * (the client starting up, scx_stats' listener, per-client and proxy
+ * threads, the poll loop), some new, some spinning for a reply: each turn
+ * must skip the queue, or each waits behind it. The bound is the thread's
+ * share of a CPU, not its run length, which an emulator stretches: one that
+ * uses more than half a CPU takes its turn in the queue like any task, so a
+ * busy daemon or client cannot starve the machine.
  */
-static __always_inline bool served_first(const struct task_struct *p,
-					 const struct sis_task_ctx *tctx,
-					 const struct sis_tunables *t)
+static __always_inline bool served_first(const struct task_struct *p, struct sis_task_ctx *tctx)
 {
 	if ((p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1)
 		return true;
-	return daemon_tgid && p->tgid == daemon_tgid && tctx && tctx->avg_run < tun_slice_ns(t);
+	/* Decayed to now: its last value is the share at its last run's end. */
+	return tctx && runs_scx_sis(p, tctx) &&
+	       sis_pelt_peek(&tctx->util, now_ns(), false) < SIS_OWN_UTIL_MAX;
 }
 
 /*

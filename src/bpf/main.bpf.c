@@ -319,7 +319,7 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
 		if (!wakeup)
 			tctx->slept = 0;
 	}
-	if (!(enq_flags & SCX_ENQ_REENQ) && served_first(p, tctx, &t)) {
+	if (!(enq_flags & SCX_ENQ_REENQ) && served_first(p, tctx)) {
 		serve_first(p, cpu, enq_flags, &t);
 		return;
 	}
@@ -359,8 +359,8 @@ static __always_inline void enqueue_task(struct task_struct *p, u64 enq_flags)
  * not insert itself, a wakeup of a task bound to one CPU, a slice end, a
  * requeue after an affinity or priority change, or a held CPU's local DSQ
  * sent back (SCX_ENQ_REENQ). Decides the queue: the plain preset's FIFO; for
- * a per-CPU kthread or a short-running thread of the daemon, the CPU's local
- * DSQ ahead of its queue (serve_first()); for a reenqueue, an idle CPU
+ * a per-CPU kthread or a thread of scx_sis using under half a CPU, the CPU's
+ * local DSQ ahead of its queue (serve_first()); for a reenqueue, an idle CPU
  * (rescue_to_idle()); the CPU's wakequeue shard
  * (wakeq.bpf.h); else the CPU's own DSQ, keyed by virtual deadline
  * (task_key(), vtime.bpf.h), the only one for a migration-disabled task.

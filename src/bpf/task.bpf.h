@@ -33,6 +33,10 @@ struct sis_task_ctx {
 	u32 placed_sync;
 	/* Created by a fork (init_task): ops.enable starts it at its parent's vtime. */
 	u32 forked;
+	/* The address space own_exe was found for (latency.bpf.h, runs_scx_sis()). */
+	u64 exe_mm;
+	/* That address space runs the daemon's executable, as root. */
+	u32 own_exe;
 	/*
 	 * While it waits in a CPU's DSQ: its key there less its vtime, the run it
 	 * is expected to make (vtime.bpf.h, task_key()); 0 otherwise.

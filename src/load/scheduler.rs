@@ -495,6 +495,17 @@ fn no_autoattach(map: &OpenMapMut<'_>) -> Result<()> {
     Ok(())
 }
 
+/// This process's executable as the kernel names it: its inode number and its file system's
+/// device number in the kernel's encoding (major << 20 | minor, `struct super_block`'s s_dev),
+/// which is not stat's.
+fn own_executable() -> Option<(u64, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata("/proc/self/exe").ok()?;
+    let dev = meta.dev() as libc::dev_t;
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    Some((meta.ino(), (major << 20) | minor))
+}
+
 fn fill_rodata(skel: &mut OpenBpfSkel<'_>, layout: &Layout) {
     let rodata = skel
         .maps
@@ -504,9 +515,13 @@ fn fill_rodata(skel: &mut OpenBpfSkel<'_>, layout: &Layout) {
     rodata.nr_cpus = layout.nr_cpu_ids as u32;
     rodata.nr_llcs = layout.llcs.len() as u32;
     rodata.smt_enabled = layout.smt;
-    // BPF serves this process's threads ahead of the queues while their runs are short, so the
-    // daemon answers under the load it schedules (latency.bpf.h, served_first()).
-    rodata.daemon_tgid = std::process::id();
+    // BPF serves root's processes of this executable (the daemon and its clients) ahead of the
+    // queues while they use under half a CPU, so a request answers under the load it schedules
+    // (latency.bpf.h, served_first()). Without the file's identity, nothing is served so.
+    if let Some((ino, dev)) = own_executable() {
+        rodata.daemon_exe_ino = ino;
+        rodata.daemon_exe_dev = dev;
+    }
     for (cpu, (llc, pos)) in layout
         .cpu_llc()
         .into_iter()
