@@ -1,8 +1,8 @@
 # shellcheck shell=sh
 # shellcheck disable=SC2034  # SCHED_* variables are read by the scripts that source this
 # Shared helpers for every guest script (busybox sh): the VM tests' (tests/vm/guest/), the lab's
-# bench (lab/guest/bench.sh) and the demos (scripts/guest/). scripts/vm/mkinitramfs.sh installs it
-# in the guest as /sis/lib.sh. Source it: . /sis/lib.sh
+# bench and the demos (scripts/guest/). scripts/vm/mkinitramfs.sh installs it in the guest as
+# /sis/lib.sh. Source it: . /sis/lib.sh
 #
 # Output conventions (parsed by tests/vm/harness.rs):
 #   SIS-TEST PASS <name> <details>     one line per check the guest makes itself (operational:

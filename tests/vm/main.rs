@@ -7,10 +7,9 @@
 //! The guest scripts: this file is their one list. Each script of tests/vm/guest/ has its test
 //! line below, with a comment on what it checks (`every_guest_script_has_a_test` holds that);
 //! reliability_lib.sh is reliability.sh's own helpers. Every guest script sources the guest
-//! library scripts/guest/lib.sh (/sis/lib.sh in the guest). The guest scripts that are not tests:
-//! lab/guest/bench.sh (`scx_sis_lab bench --vm`, run end to end by `bench_quick_7`),
-//! scripts/guest/demo.sh (`scripts/run.sh --vm`) and scripts/guest/trace_demo.sh
-//! (`scripts/trace-demo.sh`).
+//! library scripts/guest/lib.sh (/sis/lib.sh in the guest). The guest scripts that are not tests
+//! live in scripts/guest/: bench.sh (`scx_sis_lab bench --vm`, run end to end by `bench_quick_7`),
+//! demo.sh (`scripts/run.sh --vm`) and trace_demo.sh (`scripts/trace-demo.sh`).
 //!
 //! Environment:
 //! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
