@@ -138,7 +138,7 @@ fn undescribed(wanted: &BTreeSet<String>, entries: &[Entry<'_>]) -> Vec<String> 
 
 /// The folders the code map names by a path from the repository root: each entry's heading, and
 /// every code span of the section that is a relative path ending in `/` with a `/` before it
-/// (`lab/guest/`). A name alone (`svg/`) is part of its parent's description, held to the
+/// (`tests/vm/guest/`). A name alone (`svg/`) is part of its parent's description, held to the
 /// check above; a heading or a full path is an address, and must lead somewhere.
 fn named_paths<'a>(section: &'a str, entries: &[Entry<'a>]) -> BTreeSet<&'a str> {
     let mut paths: BTreeSet<&str> = entries.iter().map(|e| e.folder).collect();

@@ -1,8 +1,8 @@
 # shellcheck shell=sh
 # shellcheck disable=SC2034  # SCHED_* variables are read by the scripts that source this
 # Shared helpers for every guest script (busybox sh): the VM tests' (tests/vm/guest/), the lab's
-# bench (lab/guest/bench.sh) and the demos (scripts/guest/). scripts/vm/mkinitramfs.sh installs it
-# in the guest as /sis/lib.sh. Source it: . /sis/lib.sh
+# bench and the demos (scripts/guest/). scripts/vm/mkinitramfs.sh installs it in the guest as
+# /sis/lib.sh, beside the one guest script the image boots (/guest/). Source it: . /sis/lib.sh
 #
 # Output conventions (parsed by tests/vm/harness.rs):
 #   SIS-TEST PASS <name> <details>     one line per check the guest makes itself (operational:
@@ -477,7 +477,8 @@ check_bg_loop() {
 # The samplers poll several times a second while a load runs, and a fork costs milliseconds under
 # TCG, so the hot helpers fork nothing: they read /proc and sysfs with the shell's own `read`,
 # return values in REL_* variables instead of through $(...), and rel_nap sleeps in `read -t` on a
-# FIFO nobody writes to. The ones only reliability.sh uses are in tests/vm/guest/reliability_lib.sh.
+# FIFO nobody writes to. The ones only reliability.sh uses are in tests/vm/guest/reliability_lib.sh
+# (/guest/reliability_lib.sh in its image).
 
 # rel_now: guest uptime in centiseconds in REL_NOW (now_cs without the subshell).
 rel_now() {

@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# Build the test initramfs (cpio newc, gzip).
-#   mkinitramfs.sh --out FILE --config KCONFIG --release REL [--bin SCX_SIS] [--guest SCRIPT]
+# Build the VM's initramfs (cpio newc, gzip) for one guest script.
+#   mkinitramfs.sh --out FILE --config KCONFIG --release REL --guest SCRIPT [--bin SCX_SIS]
 #                  [--env-file FILE] [--extra HOST_BINARY]...
+#   mkinitramfs.sh --guest SCRIPT --list-guest
+#       prints the guest files the image would hold, "SOURCE<TAB>/PATH" a line, and builds nothing
 # Contents: busybox (+ applet links), /bin/scx_sis, hackbench, cyclictest, perf, stress-ng, nice, chrt, any --extra
-# binaries, all their ldd libraries and the dynamic loader, the guest library scripts/guest/lib.sh
-# at /sis/lib.sh, tests/vm/guest/*.sh and the --guest script at /tests/,
-# the kernel config at /boot/config-REL (libbpf reads it for __kconfig externs; Debian kernels
-# have no /proc/config.gz), /etc/sis.env and /init.
+# binaries, all their ldd libraries and the dynamic loader, the guest files (below), the kernel
+# config at /boot/config-REL (libbpf reads it for __kconfig externs; Debian kernels have no
+# /proc/config.gz), /etc/sis.env and /init.
+# The guest files: the guest library scripts/guest/lib.sh at /sis/lib.sh, the --guest script at
+# /guest/<its name>, and each helper it sources from there (a line `. /guest/NAME`), taken from
+# the script's own folder. Nothing else of the source tree goes in: an image booted for a demo or
+# the bench holds no test script, and one booted for a test holds no other test's.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 
-out='' config='' release='' bin='' guest='' envfile=''
+out='' config='' release='' bin='' guest='' envfile='' list=0
 extras=()
 while (($#)); do
   case $1 in
@@ -23,15 +28,37 @@ while (($#)); do
     --guest) guest=$2; shift 2 ;;
     --env-file) envfile=$2; shift 2 ;;
     --extra) extras+=("$2"); shift 2 ;;
+    --list-guest) list=1; shift ;;
     *) echo "mkinitramfs: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+[[ -n $guest ]] || { echo "mkinitramfs: --guest required" >&2; exit 2; }
+[[ -f $guest ]] || { echo "mkinitramfs: $guest not found" >&2; exit 2; }
+
+# The guest files for $guest, "SOURCE<TAB>/PATH" a line (the header states the rule). A helper
+# the script sources must lie beside it, or the image would boot without it.
+guest_files() {
+  local dir lib
+  dir=$(dirname "$guest")
+  printf '%s\t%s\n' "$REPO/scripts/guest/lib.sh" /sis/lib.sh
+  printf '%s\t%s\n' "$guest" "/guest/$(basename "$guest")"
+  while read -r lib; do
+    [[ -f $dir/$lib ]] ||
+      { echo "mkinitramfs: $guest sources /guest/$lib, which is not in $dir" >&2; exit 1; }
+    printf '%s\t%s\n' "$dir/$lib" "/guest/$lib"
+  done < <(sed -n 's|^\. /guest/\([^/[:space:]]*\)[[:space:]]*$|\1|p' "$guest")
+}
+files=$(guest_files)
+if ((list)); then
+  printf '%s\n' "$files"
+  exit 0
+fi
 [[ -n $out && -n $config && -n $release ]] || { echo "mkinitramfs: --out, --config, --release required" >&2; exit 2; }
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/sis-initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 
-mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,etc,boot,sis,tests,root,lib,lib64,usr,var/tmp}
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,etc,boot,sis,guest,root,lib,lib64,usr,var/tmp}
 # One bin directory; usr/* point back so any absolute path a tool expects resolves.
 ln -s bin "$root/sbin"
 ln -s ../bin "$root/usr/bin"
@@ -85,14 +112,10 @@ if [[ -n $bin ]]; then
   put_bin "$bin" /bin/scx_sis
 fi
 
-# The guest library every guest script sources (the product's guest code lives under /sis/).
-cp "$REPO/scripts/guest/lib.sh" "$root/sis/lib.sh"
-# Guest scripts: the VM tests', plus the chosen one if it lives elsewhere.
-cp "$REPO"/tests/vm/guest/*.sh "$root/tests/" 2>/dev/null || true
-if [[ -n $guest ]]; then
-  cp "$guest" "$root/tests/$(basename "$guest")"
-fi
-chmod +x "$root"/tests/* 2>/dev/null || true
+while IFS=$'\t' read -r src dest; do
+  cp "$src" "$root$dest"
+  chmod +x "$root$dest"
+done <<<"$files"
 
 cp "$config" "$root/boot/config-$release"
 cp "$HERE/init" "$root/init"

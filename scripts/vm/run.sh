@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Boot a kernel under QEMU (TCG) with a test initramfs and run one guest script.
+# Boot a kernel under QEMU (TCG) with an initramfs built for it and run one guest script.
 #
 #   scripts/vm/run.sh --kernel VMLINUZ --config KCONFIG --guest GUEST_SCRIPT
 #       [--bin SCX_SIS_BINARY]   installed as /bin/scx_sis (optional: a guest script may not need it)
@@ -18,14 +18,15 @@
 # Exit status: the guest script's, from its "SIS-GUEST-EXIT <rc>" line; 124 on timeout;
 # 125 when the guest never printed that line (kernel panic, init failure, ...).
 # The guest sees SIS_TOPO (topology name) and SIS_ACCEL in its environment; /sis/lib.sh is the
-# guest library (scripts/guest/lib.sh), /tests/ holds tests/vm/guest/*.sh and GUEST_SCRIPT.
+# guest library (scripts/guest/lib.sh), /guest/ holds GUEST_SCRIPT and the helpers it sources
+# (mkinitramfs.sh says which), and nothing else of the source tree is in the image.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 kernel='' config='' bin='' guest='' topo=2llc-smt accel=single timeout=600 mem=2G log='' quiet=0 append=''
 envs=() extras=()
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --kernel) kernel=$2; shift 2 ;;
@@ -125,7 +126,7 @@ console=${log:-$work/console.log}
 qemu-system-x86_64 -m "$mem" -accel "tcg,thread=$accel" -nographic -no-reboot \
   "${topo_args[@]}" \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
-  -append "console=ttyS0 panic=-1 quiet sched_verbose watchdog_thresh=60 sis.guest=/tests/$(basename "$guest") $append" \
+  -append "console=ttyS0 panic=-1 quiet sched_verbose watchdog_thresh=60 sis.guest=/guest/$(basename "$guest") $append" \
   </dev/null >"$console" 2>&1 &
 qpid=$!
 if ((!quiet)); then

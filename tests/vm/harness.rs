@@ -168,8 +168,9 @@ fn unit_exec() -> String {
         .replace("$SCX_SIS_FLAGS", &flags)
 }
 
-/// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis, /bin/scx_sis_lab
-/// and `env` (K=V). Two of `env`'s variables are the harness's too: `SIS_VM_TIMEOUT=S` (below)
+/// Boot `series` with `topo`, run tests/vm/guest/`script` with /bin/scx_sis, /bin/scx_sis_lab and
+/// `env` (K=V); the image holds the script (/guest/`script`), its helpers and no other test's.
+/// Two of `env`'s variables are the harness's too: `SIS_VM_TIMEOUT=S` (below)
 /// and `SIS_VM_ACCEL=multi`, which boots with multi-threaded TCG (`accel_of`) and so runs alone.
 pub(crate) fn run_guest(series: &str, script: &str, topo: &str, env: &[&str]) -> GuestRun {
     // SCX_SIS_VM_TIMEOUT, else the test's own (SIS_VM_TIMEOUT=S in its env), else 900 s.
@@ -512,7 +513,7 @@ mod tests {
         assert_eq!(initramfs_ms_of(line), Some(2140));
         assert_eq!(initramfs_ms_of("run.sh: guest rc=0 after 30 s"), None);
         let console = "[    0.0] Linux version\n\
-                       SIS-INIT kernel=7.3.4 cpus=2 uptime=9.31s guest=/tests/latency.sh\n";
+                       SIS-INIT kernel=7.3.4 cpus=2 uptime=9.31s guest=/guest/latency.sh\n";
         let mut run = GuestRun {
             kernel: "7".into(),
             release: "7.3.4".into(),

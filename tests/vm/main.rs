@@ -7,10 +7,12 @@
 //! The guest scripts: this file is their one list. Each script of tests/vm/guest/ has its test
 //! line below, with a comment on what it checks (`every_guest_script_has_a_test` holds that);
 //! reliability_lib.sh is reliability.sh's own helpers. Every guest script sources the guest
-//! library scripts/guest/lib.sh (/sis/lib.sh in the guest). The guest scripts that are not tests:
-//! lab/guest/bench.sh (`scx_sis_lab bench --vm`, run end to end by `bench_quick_7`),
-//! scripts/guest/demo.sh (`scripts/run.sh --vm`) and scripts/guest/trace_demo.sh
-//! (`scripts/trace-demo.sh`).
+//! library scripts/guest/lib.sh (/sis/lib.sh in the guest). The guest scripts that are not tests
+//! live in scripts/guest/: bench.sh (`scx_sis_lab bench --vm`, run end to end by `bench_quick_7`),
+//! demo.sh (`scripts/run.sh --vm`) and trace_demo.sh (`scripts/trace-demo.sh`). An image holds the
+//! one script it boots, at /guest/NAME, with the helpers that script sources from /guest/ (a line
+//! `. /guest/NAME_lib.sh`, the helper beside the script), and no other
+//! (scripts/vm/mkinitramfs.sh; `images_hold_only_their_guest_files` holds it).
 //!
 //! Environment:
 //! - `SCX_SIS_SKIP_VM=1`        skip every VM test (they print "skipped").
@@ -62,6 +64,9 @@ mod policy;
 mod records;
 mod reliability;
 mod verifier;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use harness::{
     check, in_phase, long_case, no_judge, run_guest, runs_on, selected_kernels, skip_all, vm_case,
@@ -322,6 +327,109 @@ fn foundation_other_kernels() {
 #[ignore = "every kernel series (~10 min each): scripts/test.sh --matrix"]
 fn matrix() {
     matrix::run();
+}
+
+/// The guest files scripts/vm/mkinitramfs.sh puts in the image it builds for `script`, as
+/// (source, path in the guest), from its `--list-guest`, which builds nothing.
+fn image_guest_files(script: &Path) -> Vec<(PathBuf, String)> {
+    let out = Command::new(harness::repo().join("scripts/vm/mkinitramfs.sh"))
+        .arg("--guest")
+        .arg(script)
+        .arg("--list-guest")
+        .output()
+        .expect("run scripts/vm/mkinitramfs.sh --list-guest");
+    assert!(
+        out.status.success(),
+        "mkinitramfs.sh --guest {} --list-guest: {}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8 file list")
+        .lines()
+        .map(|l| {
+            let (src, dest) = l
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("bad line {l:?}"));
+            let src = std::fs::canonicalize(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+            (src, dest.to_string())
+        })
+        .collect()
+}
+
+/// The `.sh` files of `dir` (in the repository) that are guest scripts, not a script's helpers.
+fn guest_scripts(dir: &str) -> Vec<PathBuf> {
+    let dir = harness::repo().join(dir);
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n.ends_with(".sh") && !n.ends_with("_lib.sh") && n != "lib.sh"
+        })
+        .collect();
+    scripts.sort();
+    scripts
+}
+
+/// An image carries the guest library, the one script it boots and that script's own helpers,
+/// nothing else of the tree: one built for a product's script (the demos, the bench) holds no
+/// file of tests/, and one built for a test holds no other test's script.
+#[test]
+fn images_hold_only_their_guest_files() {
+    let repo = std::fs::canonicalize(harness::repo()).expect("the repository");
+    let lib = repo.join("scripts/guest/lib.sh");
+    let products = guest_scripts("scripts/guest");
+    assert!(
+        products
+            .iter()
+            .any(|p| p.ends_with("scripts/guest/bench.sh")),
+        "no bench.sh in scripts/guest: {products:?}"
+    );
+    for script in &products {
+        let name = script.file_name().unwrap().to_str().unwrap();
+        let want = vec![
+            (lib.clone(), "/sis/lib.sh".to_string()),
+            (
+                std::fs::canonicalize(script).unwrap(),
+                format!("/guest/{name}"),
+            ),
+        ];
+        let files = image_guest_files(script);
+        assert!(
+            !files
+                .iter()
+                .any(|(src, _)| src.starts_with(repo.join("tests"))),
+            "the image for {name} holds a file of tests/: {files:?}"
+        );
+        assert_eq!(files, want, "the image for {name}");
+    }
+    let tests = guest_scripts("tests/vm/guest");
+    let mut helpers = Vec::new();
+    for script in &tests {
+        let script = std::fs::canonicalize(script).unwrap();
+        let name = script.file_name().unwrap().to_str().unwrap();
+        for (src, dest) in image_guest_files(&script) {
+            let file = src.file_name().unwrap().to_str().unwrap().to_string();
+            if src == lib {
+                assert_eq!(dest, "/sis/lib.sh");
+            } else {
+                assert!(
+                    src == script || (file.ends_with("_lib.sh") && src.parent() == script.parent()),
+                    "the image for {name} holds {}, neither it nor its helper",
+                    src.display()
+                );
+                assert_eq!(dest, format!("/guest/{file}"), "the image for {name}");
+                if src != script {
+                    helpers.push(file);
+                }
+            }
+        }
+    }
+    assert!(
+        helpers.iter().any(|h| h == "reliability_lib.sh"),
+        "no image holds reliability.sh's helpers: {helpers:?}"
+    );
 }
 
 /// Every guest script of tests/vm/guest/ but the helpers another sources (`*_lib.sh`) has its

@@ -3,7 +3,7 @@
 //! same workloads, repeated and interleaved; a markdown table, raw JSON lines and an SVG plot.
 //!
 //! Natively it needs root and a sched_ext kernel. `--vm` boots the project's VM instead: the
-//! guest runs `scx_sis_lab bench --native-guest` (lab/guest/bench.sh) and prints one
+//! guest runs `scx_sis_lab bench --native-guest` (scripts/guest/bench.sh) and prints one
 //! `SIS-BENCH {json}` line per run; the host renders them.
 //!
 //! A bench goes through five stages, a folder each: plan/ (what to run), run/ (running it, here

@@ -26,7 +26,7 @@
 # back after hotplug, its stats) are made by tests/vm/reliability.rs on the records (SIS-REC) this
 # script prints; the operational ones (bad input, faults, unload) here.
 . /sis/lib.sh
-. /tests/reliability_lib.sh
+. /guest/reliability_lib.sh
 
 SECS=${SIS_REL_SECS:-180}
 AFF=${SIS_REL_AFFINITY_SECS:-$((SECS / 2))}

@@ -99,7 +99,7 @@ guest_close
 mkdir -p /var/run/scx
 cat >/tmp/sandbox.sh <<'EOS'
 mount --make-rprivate /
-for d in /bin /lib /lib64 /etc /boot /root /tests /var; do
+for d in /bin /lib /lib64 /etc /boot /root /sis /guest /var; do
   [ -d "$d" ] && mount --bind "$d" "$d" && mount -o remount,bind,ro "$d"
 done
 # /var/run is /run on a distribution (a symlink): writable like it, for the stats socket.

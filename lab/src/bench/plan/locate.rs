@@ -1,6 +1,6 @@
 //! Where the bench finds what it runs, at run time: the scx_sis binary, the project's VM
-//! harness (scripts/vm/run.sh, the guest library scripts/guest/lib.sh and lab/guest/bench.sh in
-//! the source tree), and tools in PATH.
+//! harness (scripts/vm/run.sh, the guest library scripts/guest/lib.sh and the bench's guest
+//! script `GUEST_SCRIPT` in the source tree), and tools in PATH.
 //! Nothing here is fixed at build time, so a binary copied elsewhere looks around itself.
 
 use std::fs;
@@ -15,6 +15,11 @@ pub const SCHEDULER: &str = "scx_sis";
 pub const BIN_ENV: &str = "SCX_SIS_BIN";
 /// Overrides where the source tree is looked for (like --repo).
 pub const REPO_ENV: &str = "SCX_SIS_REPO";
+/// The VM harness's entry, relative to the source tree.
+pub const VM_RUN: &str = "scripts/vm/run.sh";
+/// The guest side of `--vm`, relative to the source tree. It lives with the demos' guest scripts,
+/// apart from the VM tests', so that the bench's image holds no test script.
+pub const GUEST_SCRIPT: &str = "scripts/guest/bench.sh";
 
 /// This binary (scx_sis_lab), which the workloads run as `<it> wakelat`.
 pub fn this_binary() -> Result<PathBuf> {
@@ -52,7 +57,7 @@ pub fn repo(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(dir) = given(explicit, REPO_ENV) {
         if !is_repo(&dir) {
             bail!(
-                "{} holds no scripts/vm/run.sh and lab/guest/bench.sh (from --repo or ${REPO_ENV})",
+                "{} holds no {VM_RUN} and {GUEST_SCRIPT} (from --repo or ${REPO_ENV})",
                 dir.display()
             );
         }
@@ -62,8 +67,8 @@ pub fn repo(explicit: Option<&Path>) -> Result<PathBuf> {
     let cwd = std::env::current_dir().unwrap_or_default();
     find_repo(&me, &cwd).with_context(|| {
         format!(
-            "--vm needs the scx_sis source tree (scripts/vm/run.sh, lab/guest/bench.sh): none \
-             above {} nor in {}; name it with --repo DIR or ${REPO_ENV}",
+            "--vm needs the scx_sis source tree ({VM_RUN}, {GUEST_SCRIPT}): none above {} nor \
+             in {}; name it with --repo DIR or ${REPO_ENV}",
             me.display(),
             cwd.display()
         )
@@ -86,7 +91,7 @@ fn find_repo(exe: &Path, cwd: &Path) -> Option<PathBuf> {
 }
 
 fn is_repo(dir: &Path) -> bool {
-    dir.join("scripts/vm/run.sh").is_file() && dir.join("lab/guest/bench.sh").is_file()
+    dir.join(VM_RUN).is_file() && dir.join(GUEST_SCRIPT).is_file()
 }
 
 pub fn is_executable(path: &Path) -> bool {
@@ -112,10 +117,20 @@ mod tests {
     }
 
     fn make_repo(dir: &Path) {
-        fs::create_dir_all(dir.join("scripts/vm")).unwrap();
-        fs::create_dir_all(dir.join("lab/guest")).unwrap();
-        fs::write(dir.join("scripts/vm/run.sh"), "").unwrap();
-        fs::write(dir.join("lab/guest/bench.sh"), "").unwrap();
+        for file in [VM_RUN, GUEST_SCRIPT] {
+            fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+            fs::write(dir.join(file), "").unwrap();
+        }
+    }
+
+    #[test]
+    fn this_source_tree_holds_what_vm_runs() {
+        let tree = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        assert!(
+            is_repo(tree),
+            "{} lacks {VM_RUN} or {GUEST_SCRIPT}",
+            tree.display()
+        );
     }
 
     #[test]
@@ -138,7 +153,7 @@ mod tests {
         assert!(repo(Some(&root)).is_err());
         make_repo(&root);
         assert_eq!(repo(Some(&root)).unwrap(), root);
-        let file = root.join("scripts/vm/run.sh");
+        let file = root.join(VM_RUN);
         let e = scheduler_binary(Some(&file)).unwrap_err();
         assert!(e.to_string().contains("no such executable"), "{e}");
         fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();

@@ -1,5 +1,5 @@
 //! `--vm`: boot the project's VM (scripts/kernels.sh + scripts/vm/run.sh) with
-//! lab/guest/bench.sh, scx_sis and this binary in its /bin, hand it the plan through the
+//! scripts/guest/bench.sh, scx_sis and this binary in its /bin, hand it the plan through the
 //! environment, follow the console for progress and `SIS-BENCH` records, and render on the host.
 
 use std::fs::{self, File};
@@ -164,12 +164,12 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
             opts.accel,
             log.display()
         );
-        let mut cmd = Command::new(repo.join("scripts/vm/run.sh"));
+        let mut cmd = Command::new(repo.join(locate::VM_RUN));
         cmd.args(["--kernel", &kernel.vmlinuz, "--config", &kernel.config])
             .arg("--bin")
             .arg(&sched)
             .arg("--guest")
-            .arg(repo.join("lab/guest/bench.sh"))
+            .arg(repo.join(locate::GUEST_SCRIPT))
             .args(["--topo", topo, "--accel", &opts.accel])
             .args(["--timeout", &timeout.to_string(), "--quiet"])
             .arg("--log")
