@@ -160,7 +160,14 @@ s32 BPF_STRUCT_OPS(sis_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 				       pl.nr_scan, pl.tested, start, cost);
 	}
 	stat_add(s, SIS_CNT_WAKEUPS, 1);
-	wake_stamp(p, start, (wake_flags & SCX_WAKE_SYNC) && pl.cpu == bpf_get_smp_processor_id());
+	/*
+	 * Only the sync stage's pick is let run after its waker: it found the
+	 * waker's queues empty, so the wakee is next once the waker sleeps. A
+	 * sync wakee another stage put on the waker's CPU (prev there, nothing
+	 * idle) has a queue ahead of it and is judged as any wakee, or it would
+	 * wait for the waker and then for that queue.
+	 */
+	wake_stamp(p, start, pl.path == SIS_PATH_SYNC);
 	if (!t.plain && cpu_held_since(pl.cpu, start))
 		stat_add(s, SIS_CNT_HELD_WAKEUPS, 1);
 
@@ -193,8 +200,8 @@ static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
 
 /*
  * A wakee (or a new task) was queued behind the task running on @cpu. Not
- * when it was a sync wakee put on its waker's CPU: the waker is about to
- * sleep, and the wakee runs there next. Otherwise it preempts the running
+ * when the sync stage put it on its waker's CPU (placed_sync): the waker is
+ * about to sleep, and the wakee runs there next. Otherwise it preempts the running
  * task when wakeup_verdict() says so (latency.bpf.h; each verdict is
  * counted, so the waits show their cause); else, unless its wait there would be
  * below steal-min (kicks_skipped), an idle CPU is kicked to steal it now

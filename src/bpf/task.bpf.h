@@ -29,7 +29,7 @@ struct sis_task_ctx {
 	u64 moved_at; /* when a pull or steal last moved it */
 	/* When it was last woken (or forked) and has not run since; 0 once it runs. */
 	u64 woken_at;
-	/* That wakeup put it on its waker's CPU as a sync wakee: the waker is about to sleep. */
+	/* The sync stage put it on its waker's CPU, queues empty: the waker is about to sleep. */
 	u32 placed_sync;
 	/* Created by a fork (init_task): ops.enable starts it at its parent's vtime. */
 	u32 forked;
