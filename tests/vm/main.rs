@@ -215,10 +215,12 @@ vm_script!(mod fairness, fairness_6_12, fairness_7, "2llc-smt", &[]);
 // and a restarting one: a light task's wait per run (cyclictest's thread, a forking shell), ten
 // 50 ms sleeps, a new command, per-CPU kthreads' wait, a stats request against its idle time, a
 // fork storm, the wait histogram in monitor (tests/vm/latency.rs). 6.12 boots the faithful guest
-// (a host thread per vCPU). 7.x boots it with one host thread: with a thread per vCPU, 7.3.4's
-// guest oopsed in 1 of 49 scheduler enables and unloads (run.sh), where the kernel patches the
-// sched_switch tracepoint that scx_sis attaches there. Two rounds, each enabling scx_sis once with
-// both backgrounds, 200 cyclictest loops and 50 forked sleeps a probe (about 150 runs of each
+// (a host thread per vCPU) under both backgrounds. 7.x boots it with one host thread, under the
+// restarting hackbench only (under which a light task's wait grew round after round; under the
+// long one 7.3.4's read 0.6-1.4x EEVDF's): with a thread per vCPU, 7.3.4's guest oopsed in 1 of 49
+// scheduler enables and unloads (run.sh), where the kernel patches the sched_switch tracepoint
+// that scx_sis attaches there (6.12.117 once, at an enable, in __schedule). Two rounds, each
+// enabling scx_sis once, 200 cyclictest loops and 50 forked sleeps a probe (about 150 runs of each
 // probed thread a round); two rounds of the defaults (300, 100) took 610 s on 7.
 mod latency;
 vm_test!(
@@ -241,6 +243,7 @@ vm_test!(
     "latency.sh",
     "2cpu",
     &[
+        "SIS_LAT_BGS=loop",
         "SIS_LAT_ROUNDS=2",
         "SIS_LAT_LOOPS=200",
         "SIS_LAT_FORKS=50",

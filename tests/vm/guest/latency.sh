@@ -1,7 +1,7 @@
 #!/bin/sh
 # Latency for the woken and the new, against EEVDF in the same boot: under each background load
 # that keeps every CPU busy, cyclictest (SCHED_OTHER), a shell that forks short sleeps, ten 50 ms
-# sleeps in a row, a new process (`scx_sis --version`, a fork and exec of a binary of some 10 MB),
+# sleeps in a row, new processes (`scx_sis --version`, a fork and exec of a binary of some 10 MB),
 # and the per-CPU kernel threads' wait; under scx_sis also a stats request (`monitor --json
 # --count 1`) against its time on the idle machine. In the first round, a fork storm beside busy
 # loops. Beside cyclictest's own latency, the kernel's account of what its thread waited runnable
@@ -10,7 +10,8 @@
 # part of cyclictest's reading a placement cannot change. Rounds alternate which side runs first,
 # so a drift over the boot falls on both. tests/vm/latency.rs judges the records.
 # Env: SIS_LAT_ROUNDS (default 3), SIS_LAT_LOOPS (cyclictest loops, default 300),
-#      SIS_LAT_FORKS (the forking shell's sleeps, default 100),
+#      SIS_LAT_FORKS (the forking shell's sleeps, default 100), SIS_LAT_SPAWNS (new processes
+#      started one after another, default 3: one start's time swings several-fold under the load),
 #      SIS_LAT_BGS (the backgrounds, default "long loop"): long is one run that outlasts the
 #      probes and is killed after them, as a user's long job (SIS_HACKBENCH_ARGS, default
 #      -g G -T -l 1000000); loop is process-mode hackbench restarted in a loop (-g G -l 200), a
@@ -20,6 +21,7 @@
 rounds=${SIS_LAT_ROUNDS:-3}
 loops=${SIS_LAT_LOOPS:-300}
 forks=${SIS_LAT_FORKS:-100}
+spawns=${SIS_LAT_SPAWNS:-3}
 ncpu=$(nproc)
 groups=$(((ncpu + 3) / 4))
 hb_args=${SIS_HACKBENCH_ARGS:--g $groups -T -l 1000000}
@@ -109,7 +111,7 @@ bg_stop() {
 
 # The probes, with the background load already running. Records (kv) lat_SIDE: cyclictest's
 # n, avg, p99 and max (us) and its thread's wait (wait_ns, runs), the SCHED_FIFO control's
-# (fifo_n, fifo_avg, ...), the sleeps' and the spawn's wall time (centiseconds), the window's
+# (fifo_n, fifo_avg, ...), the sleeps' and the spawns' wall time (centiseconds), the window's
 # length, and whether hackbench was still running at its end (hb_alive: the load covered it).
 probe() {
   _side=$1 _bg=$2
@@ -132,8 +134,11 @@ probe() {
   done
   _sleeps=$(($(now_cs) - _t0))
   _t0=$(now_cs)
-  /bin/scx_sis --version >/dev/null 2>&1
-  _src=$?
+  _src=0 _i=0
+  while [ $_i -lt "$spawns" ]; do
+    /bin/scx_sis --version >/dev/null 2>&1 || _src=$?
+    _i=$((_i + 1))
+  done
   _spawn=$(($(now_cs) - _t0))
   _stats=
   if [ "$_side" = sis ]; then
@@ -145,7 +150,7 @@ probe() {
   kthread_waits >/tmp/kthr.1
   kill -0 "$_hb" 2>/dev/null && _alive=1 || _alive=0
   bg_stop "$_bg"
-  rec kv "lat_$_side" "round=$_round bg=$_bg crc=$_crc $_cyc fifo_rc=$_fcrc $_fifo ${_sh:-sh_runs=0} sleeps_cs=$_sleeps spawn_cs=$_spawn spawn_rc=$_src $_stats $(kthread_delta /tmp/kthr.0 /tmp/kthr.1) hb_alive=$_alive window_cs=$((_w1 - _w0))"
+  rec kv "lat_$_side" "round=$_round bg=$_bg crc=$_crc $_cyc fifo_rc=$_fcrc $_fifo ${_sh:-sh_runs=0} sleeps_cs=$_sleeps spawns=$spawns spawn_cs=$_spawn spawn_rc=$_src $_stats $(kthread_delta /tmp/kthr.0 /tmp/kthr.1) hb_alive=$_alive window_cs=$((_w1 - _w0))"
 }
 
 # probes SIDE: the probes under each background.
