@@ -12,10 +12,12 @@
 //! the runner asks the judge whether `--until-ci` wants another round.
 
 mod judge;
+mod model;
 mod plan;
 mod record;
 mod report;
 mod run;
+mod workloads;
 
 use anyhow::{bail, Result};
 

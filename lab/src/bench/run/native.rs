@@ -12,13 +12,14 @@ use scx_sis::{load::preflight, process::shutdown};
 
 use super::env::Env;
 use super::runner;
+use crate::bench::model::run_record;
 use crate::bench::plan::config::Target;
 use crate::bench::plan::locate;
 use crate::bench::plan::BenchOpts;
 use crate::bench::plan::Plan;
-use crate::bench::record::run_record;
 use crate::bench::record::saved::{save_plan, Jsonl};
 use crate::bench::report::results::write_results;
+use crate::bench::workloads;
 
 /// What the first SIGINT/SIGTERM says; a second one quits at once.
 pub const INTERRUPTED: &str = "bench: interrupted, stopping after cleanup (again to quit now)";
@@ -39,7 +40,7 @@ fn check(plan: &Plan) -> Result<()> {
         bail!("a sched_ext scheduler is already loaded ({name}): stop it first, EEVDF is the baseline");
     }
     let mut tools = vec!["perf"];
-    tools.extend(plan.workloads.iter().flat_map(|w| w.tools()));
+    tools.extend(plan.workloads.iter().flat_map(|&w| workloads::tools(w)));
     for t in tools {
         if !locate::in_path(t) {
             bail!("{t} not found in PATH (the bench runs its workloads under perf stat)");

@@ -15,8 +15,8 @@ use super::env::Env;
 use super::measure::measure;
 use super::switch::{switch_to, Active};
 use crate::bench::judge::verdicts::ci_status;
+use crate::bench::model::run_record::RunRecord;
 use crate::bench::plan::Plan;
-use crate::bench::record::run_record::RunRecord;
 
 /// After `done` rounds with these records, is another round due? The first `plan.repeats`
 /// always run; with `until_ci`, more follow until every verdict's interval is narrower than
@@ -125,7 +125,7 @@ pub fn run_plan(
 mod tests {
     use super::*;
     use crate::bench::plan::config::resolve;
-    use crate::bench::run::workload::Workload;
+    use crate::bench::workloads::timed::HACKBENCH;
 
     #[test]
     fn each_configuration_runs_once_in_each_place_over_n_rounds() {
@@ -150,7 +150,7 @@ mod tests {
         Plan {
             repeats,
             configs: resolve(Some(&["all-on".into()]), &[], &[], false).unwrap(),
-            workloads: vec![Workload::Hackbench],
+            workloads: vec![HACKBENCH],
             quick: true,
             work: 1.0,
             custom: vec![],
@@ -178,7 +178,7 @@ mod tests {
         while another_round(&plan, &records, done) {
             done += 1;
             for c in &plan.configs {
-                let mut r = RunRecord::new(&c.name, c.kind(), Workload::Hackbench, done);
+                let mut r = RunRecord::new(&c.name, c.kind(), HACKBENCH, done);
                 r.ok = true;
                 r.time_s = Some(runs(&mut rng, 1, 10.0, sigma)[0]);
                 r.migrations = Some(runs(&mut rng, 1, 1000.0, sigma)[0] as u64);

@@ -15,14 +15,15 @@ use scx_sis::process::shutdown;
 use scx_sis_lab::kernels;
 
 use super::native::INTERRUPTED;
-use super::workload::{expected_secs, Sizing};
+use crate::bench::model::run_record::{parse_record, RunRecord, PROGRESS};
+use crate::bench::model::workload::Sizing;
 use crate::bench::plan::config::Target;
 use crate::bench::plan::locate;
 use crate::bench::plan::BenchOpts;
 use crate::bench::plan::Plan;
-use crate::bench::record::run_record::{parse_record, RunRecord, PROGRESS};
 use crate::bench::record::saved::{save_plan, Jsonl};
 use crate::bench::report::results::write_results;
+use crate::bench::workloads::expected_secs;
 
 /// A generous bound on one VM's run time.
 fn estimate_timeout(plan: &Plan, cpus: u32) -> u64 {
@@ -259,14 +260,14 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::run::workload::Workload;
+    use crate::bench::workloads::timed::HACKBENCH;
 
     /// One quick hackbench of every default configuration, plus these peers.
     fn plan(peers: &[String]) -> Plan {
         Plan {
             repeats: 1,
             configs: crate::bench::plan::config::resolve(None, &[], peers, false).unwrap(),
-            workloads: vec![Workload::Hackbench],
+            workloads: vec![HACKBENCH],
             quick: true,
             work: 1.0,
             custom: vec![],
