@@ -613,53 +613,79 @@ fn layer_breaks<'a>(
         .collect()
 }
 
-/// The names `layers` holds, each once; fails when one is there twice.
-fn layered(layers: &[&[&str]], name: &str) -> BTreeSet<String> {
+/// Fails unless `layers` (the constant `name`) names each of `found` once and nothing else, and
+/// `found` holds `sample` (so the listing read something); `what` says what `found` is.
+fn assert_layered(
+    found: &BTreeSet<String>,
+    sample: &str,
+    layers: &[&[&str]],
+    name: &str,
+    what: &str,
+) {
+    assert!(
+        found.contains(sample),
+        "{sample} is not among {what}: {found:?}"
+    );
     let all = layers.concat();
     let set: BTreeSet<String> = all.iter().map(|m| m.to_string()).collect();
     assert_eq!(all.len(), set.len(), "{name} names one twice");
-    set
+    assert_eq!(
+        found, &set,
+        "tests/architecture.rs's {name} must name {what}, each once"
+    );
 }
 
-/// `layer_breaks` of the imports `module_imports` found.
-fn import_breaks(
+/// Fails unless the scan of `imports` found `sample` (so it read the sources at all) and no
+/// import breaks `layers`; `what` names the importers, `fix` says what to do about a break.
+fn assert_below(
     imports: &BTreeMap<(String, String), BTreeSet<String>>,
     layers: &[&[&str]],
-) -> Vec<String> {
-    layer_breaks(
+    sample: (&str, &str),
+    what: &str,
+    fix: &str,
+) {
+    assert!(
+        imports.contains_key(&(sample.0.into(), sample.1.into())),
+        "the import scan missed {}'s imports of {}: {imports:?}",
+        sample.0,
+        sample.1
+    );
+    let breaks = layer_breaks(
         imports.iter().map(|((from, to), files)| {
             let files: Vec<&str> = files.iter().map(String::as_str).collect();
             (from.as_str(), to.as_str(), files.join(", "))
         }),
         layers,
-    )
+    );
+    assert!(
+        breaks.is_empty(),
+        "{what} imports one that is not below it: {fix}:\n  {}",
+        breaks.join("\n  ")
+    );
 }
 
 #[test]
 fn every_library_module_has_a_layer() {
     let modules = library_modules(&read("src/lib.rs"));
-    assert!(modules.contains("load"), "no modules read from src/lib.rs");
-    assert_eq!(
-        modules,
-        layered(&LAYERS, "LAYERS"),
-        "tests/architecture.rs's LAYERS must name each module src/lib.rs declares, once"
+    assert_layered(
+        &modules,
+        "load",
+        &LAYERS,
+        "LAYERS",
+        "the modules src/lib.rs declares",
     );
 }
 
 #[test]
 fn library_modules_import_only_layers_below_their_own() {
-    let modules = library_modules(&read("src/lib.rs"));
-    let imports = module_imports("src", "crate::", &modules);
-    assert!(
-        imports.contains_key(&("load".into(), "process".into())),
-        "the import scan missed load's imports of process: {imports:?}"
-    );
-    let breaks = import_breaks(&imports, &LAYERS);
-    assert!(
-        breaks.is_empty(),
-        "a library module imports a module that is not below it (tests/architecture.rs's \
-         LAYERS): move what it needs down a layer, or the module up:\n  {}",
-        breaks.join("\n  ")
+    let imports = module_imports("src", "crate::", &library_modules(&read("src/lib.rs")));
+    let fix = "move what it needs down a layer, or the module up (tests/architecture.rs's LAYERS)";
+    assert_below(
+        &imports,
+        &LAYERS,
+        ("load", "process"),
+        "a library module",
+        fix,
     );
 }
 
@@ -720,29 +746,27 @@ fn bench_folders() -> BTreeSet<String> {
 
 #[test]
 fn every_bench_folder_has_a_layer() {
-    let folders = bench_folders();
-    assert!(folders.contains("run"), "no folders read from {BENCH}");
-    assert_eq!(
-        folders,
-        layered(&BENCH_LAYERS, "BENCH_LAYERS"),
-        "tests/architecture.rs's BENCH_LAYERS must name each folder of {BENCH}, once"
+    let what = format!("the folders of {BENCH}");
+    assert_layered(
+        &bench_folders(),
+        "run",
+        &BENCH_LAYERS,
+        "BENCH_LAYERS",
+        &what,
     );
 }
 
 #[test]
 fn bench_folders_import_only_layers_below_their_own() {
     let imports = module_imports(BENCH, BENCH_PATH, &bench_folders());
-    assert!(
-        imports.contains_key(&("run".into(), "plan".into())),
-        "the import scan missed run's imports of plan: {imports:?}"
-    );
-    let breaks = import_breaks(&imports, &BENCH_LAYERS);
-    assert!(
-        breaks.is_empty(),
-        "a folder of the lab bench imports one that is not below it (tests/architecture.rs's \
-         BENCH_LAYERS): move what it needs down a layer, or have the driver (bench/mod.rs) hand \
-         it over:\n  {}",
-        breaks.join("\n  ")
+    let fix = "move what it needs down a layer, or have the driver (bench/mod.rs) hand it over \
+               (tests/architecture.rs's BENCH_LAYERS)";
+    assert_below(
+        &imports,
+        &BENCH_LAYERS,
+        ("run", "plan"),
+        "a bench folder",
+        fix,
     );
 }
 

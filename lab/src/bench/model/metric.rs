@@ -26,6 +26,21 @@ pub struct Metric {
 }
 
 impl Metric {
+    /// A metric `get` reads from the record's fields.
+    pub const fn field(
+        label: &'static str,
+        decimals: usize,
+        get: fn(&RunRecord) -> Option<f64>,
+        better: Better,
+    ) -> Metric {
+        Metric {
+            label,
+            decimals,
+            get: Get::Field(get),
+            better,
+        }
+    }
+
     /// A metric a workload's output gives, kept by `label` in the record's `metrics`.
     pub const fn named(label: &'static str, decimals: usize, better: Better) -> Metric {
         Metric {
@@ -44,128 +59,91 @@ impl Metric {
     }
 }
 
-pub const MIGRATIONS: Metric = Metric {
-    label: "migrations",
-    decimals: 0,
-    get: Get::Field(|r| r.migrations.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const CTX: Metric = Metric {
-    label: "ctx switches",
-    decimals: 0,
-    get: Get::Field(|r| r.context_switches.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const SELECT_BPF: Metric = Metric {
-    label: "select_cpu ns/call",
-    decimals: 0,
-    get: Get::Field(|r| r.select_ns_bpf),
-    better: Better::Lower,
-};
+pub const MIGRATIONS: Metric = Metric::field(
+    "migrations",
+    0,
+    |r| r.migrations.map(|v| v as f64),
+    Better::Lower,
+);
+pub const CTX: Metric = Metric::field(
+    "ctx switches",
+    0,
+    |r| r.context_switches.map(|v| v as f64),
+    Better::Lower,
+);
+pub const SELECT_BPF: Metric =
+    Metric::field("select_cpu ns/call", 0, |r| r.select_ns_bpf, Better::Lower);
 /// Every callback's BPF run time per context switch: the whole scheduler's cost per switch.
-pub const BPF_PER_CS: Metric = Metric {
-    label: "BPF ns/cs",
-    decimals: 0,
-    get: Get::Field(|r| match (r.bpf_ns, r.context_switches) {
+pub const BPF_PER_CS: Metric = Metric::field(
+    "BPF ns/cs",
+    0,
+    |r| match (r.bpf_ns, r.context_switches) {
         (Some(ns), Some(cs)) if cs > 0 => Some(ns as f64 / cs as f64),
         _ => None,
-    }),
-    better: Better::Lower,
-};
-pub const SELECT_SIS: Metric = Metric {
-    label: "select ns (sis)",
-    decimals: 0,
-    get: Get::Field(|r| r.select_ns_sis),
-    better: Better::Lower,
-};
-pub const SCAN_DEPTH: Metric = Metric {
-    label: "scan depth",
-    decimals: 1,
-    get: Get::Field(|r| r.scan_depth),
-    better: Better::Lower,
-};
-pub const SCAN_VISITED: Metric = Metric {
-    label: "CPUs tested/scan",
-    decimals: 1,
-    get: Get::Field(|r| r.scan_visited),
-    better: Better::Lower,
-};
-pub const STEALS: Metric = Metric {
-    label: "steals",
-    decimals: 0,
-    get: Get::Field(|r| r.steals.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const PULLS: Metric = Metric {
-    label: "lag pulls",
-    decimals: 0,
-    get: Get::Field(|r| r.pulls.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const IDLE_WAITING: Metric = Metric {
-    label: "idle beside waiting ms",
-    decimals: 0,
-    get: Get::Field(|r| r.idle_waiting_ms),
-    better: Better::Lower,
-};
-pub const TRACE_RECORDS: Metric = Metric {
-    label: "trace records",
-    decimals: 0,
-    get: Get::Field(|r| r.trace_records.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const TRACE_DROPS: Metric = Metric {
-    label: "trace drops",
-    decimals: 0,
-    get: Get::Field(|r| r.trace_drops.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const TRACE_READER_CPU: Metric = Metric {
-    label: "reader CPU s",
-    decimals: 2,
-    get: Get::Field(|r| r.trace_reader_cpu_s),
-    better: Better::Lower,
-};
-pub const WAKEUPS: Metric = Metric {
-    label: "wakeups",
-    decimals: 0,
-    get: Get::Field(|r| r.wakeups.map(|v| v as f64)),
-    better: Better::Lower,
-};
+    },
+    Better::Lower,
+);
+pub const SELECT_SIS: Metric =
+    Metric::field("select ns (sis)", 0, |r| r.select_ns_sis, Better::Lower);
+pub const SCAN_DEPTH: Metric = Metric::field("scan depth", 1, |r| r.scan_depth, Better::Lower);
+pub const SCAN_VISITED: Metric =
+    Metric::field("CPUs tested/scan", 1, |r| r.scan_visited, Better::Lower);
+pub const STEALS: Metric =
+    Metric::field("steals", 0, |r| r.steals.map(|v| v as f64), Better::Lower);
+pub const PULLS: Metric =
+    Metric::field("lag pulls", 0, |r| r.pulls.map(|v| v as f64), Better::Lower);
+pub const IDLE_WAITING: Metric = Metric::field(
+    "idle beside waiting ms",
+    0,
+    |r| r.idle_waiting_ms,
+    Better::Lower,
+);
+pub const TRACE_RECORDS: Metric = Metric::field(
+    "trace records",
+    0,
+    |r| r.trace_records.map(|v| v as f64),
+    Better::Lower,
+);
+pub const TRACE_DROPS: Metric = Metric::field(
+    "trace drops",
+    0,
+    |r| r.trace_drops.map(|v| v as f64),
+    Better::Lower,
+);
+pub const TRACE_READER_CPU: Metric =
+    Metric::field("reader CPU s", 2, |r| r.trace_reader_cpu_s, Better::Lower);
+pub const WAKEUPS: Metric =
+    Metric::field("wakeups", 0, |r| r.wakeups.map(|v| v as f64), Better::Lower);
 
-pub const CYCLES: Metric = Metric {
-    label: "cycles",
-    decimals: 0,
-    get: Get::Field(|r| r.cycles.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const INSTRUCTIONS: Metric = Metric {
-    label: "instructions",
-    decimals: 0,
-    get: Get::Field(|r| r.instructions.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const IPC: Metric = Metric {
-    label: "IPC",
-    decimals: 2,
-    get: Get::Field(|r| match (r.instructions, r.cycles) {
+pub const CYCLES: Metric =
+    Metric::field("cycles", 0, |r| r.cycles.map(|v| v as f64), Better::Lower);
+pub const INSTRUCTIONS: Metric = Metric::field(
+    "instructions",
+    0,
+    |r| r.instructions.map(|v| v as f64),
+    Better::Lower,
+);
+pub const IPC: Metric = Metric::field(
+    "IPC",
+    2,
+    |r| match (r.instructions, r.cycles) {
         (Some(i), Some(c)) if c > 0 => Some(i as f64 / c as f64),
         _ => None,
-    }),
-    better: Better::Higher,
-};
-pub const LLC_LOADS: Metric = Metric {
-    label: "LLC loads",
-    decimals: 0,
-    get: Get::Field(|r| r.llc_loads.map(|v| v as f64)),
-    better: Better::Lower,
-};
-pub const LLC_MISSES: Metric = Metric {
-    label: "LLC misses",
-    decimals: 0,
-    get: Get::Field(|r| r.llc_misses.map(|v| v as f64)),
-    better: Better::Lower,
-};
+    },
+    Better::Higher,
+);
+pub const LLC_LOADS: Metric = Metric::field(
+    "LLC loads",
+    0,
+    |r| r.llc_loads.map(|v| v as f64),
+    Better::Lower,
+);
+pub const LLC_MISSES: Metric = Metric::field(
+    "LLC misses",
+    0,
+    |r| r.llc_misses.map(|v| v as f64),
+    Better::Lower,
+);
 /// The hardware counters, shown where any run counted them.
 pub const HW: [Metric; 5] = [CYCLES, INSTRUCTIONS, IPC, LLC_LOADS, LLC_MISSES];
 

@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::model::metric::{Get, Metric};
+use crate::bench::model::metric::Metric;
 use crate::bench::model::run_record::RunRecord;
 use crate::bench::model::workload::{intern, valid_name, Sizing, Workload};
 use scx_sis::verdict::Better;
@@ -41,12 +41,7 @@ pub struct Custom {
 pub const DEFAULT_METRIC_LABEL: &str = "score";
 
 /// A custom workload's score without `--metric`: its wall time.
-pub const WALL: Metric = Metric {
-    label: "wall s",
-    decimals: 2,
-    get: Get::Field(|r| r.time_s),
-    better: Better::Lower,
-};
+pub const WALL: Metric = Metric::field("wall s", 2, |r| r.time_s, Better::Lower);
 
 /// Unknown: a run may take a minute before its timeout counts as a hang.
 pub const EXPECTED_SECS: f64 = 60.0;

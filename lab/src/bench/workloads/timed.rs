@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use scx_sis::verdict::Better;
 
 use super::family::Family;
-use crate::bench::model::metric::{Get, Metric};
+use crate::bench::model::metric::Metric;
 use crate::bench::model::run_record::RunRecord;
 use crate::bench::model::workload::{Exes, Sizing, Workload};
 
@@ -18,12 +18,7 @@ pub const MESSAGING: Workload = Workload::named("messaging");
 pub const PIPE: Workload = Workload::named("pipe");
 
 /// The workload's own time (hackbench "Time:", perf bench "Total time:").
-pub const TIME: Metric = Metric {
-    label: "time s",
-    decimals: 2,
-    get: Get::Field(|r| r.time_s),
-    better: Better::Lower,
-};
+pub const TIME: Metric = Metric::field("time s", 2, |r| r.time_s, Better::Lower);
 
 pub struct Timed;
 

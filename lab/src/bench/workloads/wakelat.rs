@@ -6,31 +6,16 @@ use anyhow::{Context, Result};
 use scx_sis::verdict::Better;
 
 use super::family::Family;
-use crate::bench::model::metric::{Get, Metric};
+use crate::bench::model::metric::Metric;
 use crate::bench::model::run_record::RunRecord;
 use crate::bench::model::workload::{Exes, Sizing, Workload};
 
 pub const WAKELAT: Workload = Workload::named("wakelat");
 pub const WAKELAT_LOW: Workload = Workload::named("wakelat-low");
 
-pub const P50: Metric = Metric {
-    label: "p50 us",
-    decimals: 1,
-    get: Get::Field(|r| r.p50_us),
-    better: Better::Lower,
-};
-pub const P99: Metric = Metric {
-    label: "p99 us",
-    decimals: 1,
-    get: Get::Field(|r| r.p99_us),
-    better: Better::Lower,
-};
-pub const RPS: Metric = Metric {
-    label: "requests/s",
-    decimals: 0,
-    get: Get::Field(|r| r.rps),
-    better: Better::Higher,
-};
+pub const P50: Metric = Metric::field("p50 us", 1, |r| r.p50_us, Better::Lower);
+pub const P99: Metric = Metric::field("p99 us", 1, |r| r.p99_us, Better::Lower);
+pub const RPS: Metric = Metric::field("requests/s", 0, |r| r.rps, Better::Higher);
 
 pub struct Wakelat;
 
