@@ -1,7 +1,7 @@
 //! The repository's map against the repository: docs/ARCHITECTURE.md's code map describes every
 //! folder that holds sources of the two crates (`src/`, `lab/src/`, the BPF side in `src/bpf/`
-//! included) and names no folder that is gone, the library's modules import only the layers below
-//! their own, and the README and the map stay pages one reads; the README links to docs/usage.md
+//! included) and names no folder that is gone, the library's modules and the lab bench's folders
+//! import only the layers below their own, and the README and the map stay pages one reads; the README links to docs/usage.md
 //! rather than repeating its lines, and scripts/test.sh's header, the one description of what the
 //! suite runs, names each of its steps. No VM, no root: plain file reads.
 
@@ -379,6 +379,26 @@ const LAYERS: [&[&str]; 6] = [
     &["trace", "load"],
 ];
 
+/// The lab bench's folders (`lab/src/bench/`), bottom layer first: the model every stage speaks
+/// of, the workloads' families, then the stages in the order a bench goes through them. A
+/// folder imports only folders of the layers below its own, as `crate::bench::NAME` (how the
+/// bench writes an import across folders); the driver, `lab/src/bench/mod.rs`, is above them
+/// all. A new folder takes its place here, or the test fails.
+const BENCH_LAYERS: [&[&str]; 7] = [
+    // A workload by name, its sizing, the run record, the metrics.
+    &["model"],
+    // A module per family of built-in workloads, the custom ones, the registry.
+    &["workloads"],
+    &["plan"],
+    // The files a bench saves.
+    &["record"],
+    &["run"],
+    &["judge"],
+    &["report"],
+];
+const BENCH: &str = "lab/src/bench";
+const BENCH_PATH: &str = "crate::bench::";
+
 /// The top modules `src/lib.rs` declares (`pub mod NAME;`).
 fn library_modules(lib_rs: &str) -> BTreeSet<String> {
     lib_rs
@@ -500,13 +520,19 @@ fn group_heads(s: &str) -> Vec<&str> {
 /// The top-level names a source file reaches through `crate::` (and `$crate::` in a macro), in
 /// a `use` or inline.
 fn crate_paths(src: &str) -> BTreeSet<&str> {
+    paths_under(src, "crate::")
+}
+
+/// The names a source file reaches right after `prefix` (`crate::`, `crate::bench::`), in a
+/// `use` or inline.
+fn paths_under<'a>(src: &'a str, prefix: &str) -> BTreeSet<&'a str> {
     let mut names = BTreeSet::new();
-    for (i, _) in src.match_indices("crate::") {
+    for (i, _) in src.match_indices(prefix) {
         let before = src[..i].chars().next_back();
         if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
             continue;
         }
-        let after = &src[i + "crate::".len()..];
+        let after = &src[i + prefix.len()..];
         match after.strip_prefix('{') {
             Some(group) => names.extend(group_heads(group)),
             None => {
@@ -530,9 +556,14 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The library's imports between top modules: (importer, imported) -> the files that import.
-fn module_imports(modules: &BTreeSet<String>) -> BTreeMap<(String, String), BTreeSet<String>> {
-    let src = root().join("src");
+/// Imports between the modules of `dir` (`src`), each its file `NAME.rs` and its folder `NAME/`,
+/// as paths after `prefix` (`crate::`): (importer, imported) -> the files that import.
+fn module_imports(
+    dir: &str,
+    prefix: &str,
+    modules: &BTreeSet<String>,
+) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let src = root().join(dir);
     let mut imports: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
     for module in modules {
         let mut files = Vec::new();
@@ -543,13 +574,10 @@ fn module_imports(modules: &BTreeSet<String>) -> BTreeMap<(String, String), BTre
         if src.join(module).is_dir() {
             rust_files(&src.join(module), &mut files);
         }
-        assert!(
-            !files.is_empty(),
-            "src/lib.rs declares {module}, which has no source"
-        );
+        assert!(!files.is_empty(), "{dir}/{module} has no source");
         for file in files {
             let code = code_only(&fs::read_to_string(&file).expect("a source file"));
-            for name in crate_paths(&code) {
+            for name in paths_under(&code, prefix) {
                 if name != module && modules.contains(name) {
                     let rel = file.strip_prefix(root()).expect("under the root");
                     imports
@@ -585,39 +613,79 @@ fn layer_breaks<'a>(
         .collect()
 }
 
-#[test]
-fn every_library_module_has_a_layer() {
-    let modules = library_modules(&read("src/lib.rs"));
-    assert!(modules.contains("load"), "no modules read from src/lib.rs");
-    let all = LAYERS.concat();
-    let layered: BTreeSet<String> = all.iter().map(|m| m.to_string()).collect();
-    assert_eq!(all.len(), layered.len(), "LAYERS names a module twice");
+/// Fails unless `layers` (the constant `name`) names each of `found` once and nothing else, and
+/// `found` holds `sample` (so the listing read something); `what` says what `found` is.
+fn assert_layered(
+    found: &BTreeSet<String>,
+    sample: &str,
+    layers: &[&[&str]],
+    name: &str,
+    what: &str,
+) {
+    assert!(
+        found.contains(sample),
+        "{sample} is not among {what}: {found:?}"
+    );
+    let all = layers.concat();
+    let set: BTreeSet<String> = all.iter().map(|m| m.to_string()).collect();
+    assert_eq!(all.len(), set.len(), "{name} names one twice");
     assert_eq!(
-        modules, layered,
-        "tests/architecture.rs's LAYERS must name each module src/lib.rs declares, once"
+        found, &set,
+        "tests/architecture.rs's {name} must name {what}, each once"
     );
 }
 
-#[test]
-fn library_modules_import_only_layers_below_their_own() {
-    let modules = library_modules(&read("src/lib.rs"));
-    let imports = module_imports(&modules);
+/// Fails unless the scan of `imports` found `sample` (so it read the sources at all) and no
+/// import breaks `layers`; `what` names the importers, `fix` says what to do about a break.
+fn assert_below(
+    imports: &BTreeMap<(String, String), BTreeSet<String>>,
+    layers: &[&[&str]],
+    sample: (&str, &str),
+    what: &str,
+    fix: &str,
+) {
     assert!(
-        imports.contains_key(&("load".into(), "process".into())),
-        "the import scan missed load's imports of process: {imports:?}"
+        imports.contains_key(&(sample.0.into(), sample.1.into())),
+        "the import scan missed {}'s imports of {}: {imports:?}",
+        sample.0,
+        sample.1
     );
     let breaks = layer_breaks(
         imports.iter().map(|((from, to), files)| {
             let files: Vec<&str> = files.iter().map(String::as_str).collect();
             (from.as_str(), to.as_str(), files.join(", "))
         }),
-        &LAYERS,
+        layers,
     );
     assert!(
         breaks.is_empty(),
-        "a library module imports a module that is not below it (tests/architecture.rs's \
-         LAYERS): move what it needs down a layer, or the module up:\n  {}",
+        "{what} imports one that is not below it: {fix}:\n  {}",
         breaks.join("\n  ")
+    );
+}
+
+#[test]
+fn every_library_module_has_a_layer() {
+    let modules = library_modules(&read("src/lib.rs"));
+    assert_layered(
+        &modules,
+        "load",
+        &LAYERS,
+        "LAYERS",
+        "the modules src/lib.rs declares",
+    );
+}
+
+#[test]
+fn library_modules_import_only_layers_below_their_own() {
+    let imports = module_imports("src", "crate::", &library_modules(&read("src/lib.rs")));
+    let fix = "move what it needs down a layer, or the module up (tests/architecture.rs's LAYERS)";
+    assert_below(
+        &imports,
+        &LAYERS,
+        ("load", "process"),
+        "a library module",
+        fix,
     );
 }
 
@@ -663,5 +731,51 @@ fn a_cycle_breaks_the_layers() {
             "mid (layer 1) imports peer (layer 1, its own) in m3.rs",
             "new imports low in n.rs, and LAYERS lacks one of them",
         ]
+    );
+}
+
+/// The folders of `lab/src/bench/`.
+fn bench_folders() -> BTreeSet<String> {
+    let entries = fs::read_dir(root().join(BENCH)).expect("reading lab/src/bench");
+    entries
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn every_bench_folder_has_a_layer() {
+    let what = format!("the folders of {BENCH}");
+    assert_layered(
+        &bench_folders(),
+        "run",
+        &BENCH_LAYERS,
+        "BENCH_LAYERS",
+        &what,
+    );
+}
+
+#[test]
+fn bench_folders_import_only_layers_below_their_own() {
+    let imports = module_imports(BENCH, BENCH_PATH, &bench_folders());
+    let fix = "move what it needs down a layer, or have the driver (bench/mod.rs) hand it over \
+               (tests/architecture.rs's BENCH_LAYERS)";
+    assert_below(
+        &imports,
+        &BENCH_LAYERS,
+        ("run", "plan"),
+        "a bench folder",
+        fix,
+    );
+}
+
+#[test]
+fn bench_imports_are_read_after_their_prefix() {
+    let src = "use crate::bench::model::x;\nuse crate::bench::{plan::Plan, run::{a, b}};\n\
+               fn f() { crate::bench::judge::g(); crate::benchmark::h(); crate::report::i(); }";
+    assert_eq!(
+        paths_under(src, BENCH_PATH),
+        ["judge", "model", "plan", "run"].into()
     );
 }

@@ -4,9 +4,10 @@
 
 use serde::Serialize;
 
+use crate::bench::model::metric::Metric;
+use crate::bench::model::run_record::RunRecord;
+use crate::bench::model::workload::Workload;
 use crate::bench::plan::meta::Meta;
-use crate::bench::record::run_record::{Metric, RunRecord};
-use crate::bench::run::workload::Workload;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {

@@ -4,9 +4,11 @@
 //! intervals against its target, which is also the runner's rule for another round.
 
 use super::repeats::{configs_with_runs, measured, samples};
+use crate::bench::model::metric::{self, Metric};
+use crate::bench::model::run_record::RunRecord;
+use crate::bench::model::workload::Workload;
 use crate::bench::plan::meta::Meta;
-use crate::bench::record::run_record::{self, Metric, RunRecord};
-use crate::bench::run::workload::Workload;
+use crate::bench::workloads;
 use scx_sis::verdict::{self, Bootstrap, Interval, Verdict};
 
 /// One comparison: `config` against `base` under `workload`, on `metric`.
@@ -27,10 +29,10 @@ impl Row {
 /// The metrics every configuration of `w` gets a verdict on: its scores, migrations and context
 /// switches, and where the PMU counted them, cycles, IPC and LLC misses.
 pub fn verdict_metrics(records: &[RunRecord], meta: &Meta, w: Workload) -> Vec<Metric> {
-    let mut v = run_record::scores(w, &meta.custom);
-    v.extend([run_record::MIGRATIONS, run_record::CTX]);
+    let mut v = workloads::scores(w, &meta.custom);
+    v.extend([metric::MIGRATIONS, metric::CTX]);
     v.extend(
-        [run_record::CYCLES, run_record::IPC, run_record::LLC_MISSES]
+        [metric::CYCLES, metric::IPC, metric::LLC_MISSES]
             .into_iter()
             .filter(|m| measured(records, w, m)),
     );

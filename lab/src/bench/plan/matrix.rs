@@ -9,7 +9,9 @@ use scx_sis::policy::tunables;
 use super::config::{self, ConfigSpec, Target};
 use super::meta::Meta;
 use super::opts::BenchOpts;
-use crate::bench::run::workload::{self, Custom, Workload};
+use crate::bench::model::workload::{intern, Sizing, Workload};
+use crate::bench::workloads::custom::{self, Custom};
+use crate::bench::workloads::{self, is_builtin};
 
 /// --until-ci's budget unless --max-repeats says otherwise.
 pub const MAX_REPEATS_DEFAULT: u32 = 20;
@@ -147,14 +149,14 @@ impl Plan {
 fn workloads(opts: &BenchOpts, scaling: bool) -> Result<(Vec<Workload>, Vec<Custom>)> {
     let mut custom: Vec<Custom> = Vec::new();
     for s in &opts.workload {
-        let c = workload::parse_custom(s)?;
+        let c = workloads::parse_custom(s)?;
         if custom.iter().any(|k| k.name == c.name) {
             bail!("--workload {}: defined twice", c.name);
         }
         custom.push(c);
     }
     for s in &opts.metric {
-        let (name, m) = workload::parse_metric(s)?;
+        let (name, m) = custom::parse_metric(s)?;
         let c = custom
             .iter_mut()
             .find(|c| c.name == name)
@@ -168,13 +170,13 @@ fn workloads(opts: &BenchOpts, scaling: bool) -> Result<(Vec<Workload>, Vec<Cust
     }
     let mut list = opts.workloads.clone().unwrap_or_else(|| {
         if scaling {
-            workload::SCALING_DEFAULT.to_vec()
+            workloads::SCALING_DEFAULT.to_vec()
         } else {
-            workload::DEFAULT.to_vec()
+            workloads::DEFAULT.to_vec()
         }
     });
     for c in &custom {
-        list.push(Workload::Custom(workload::intern(&c.name)));
+        list.push(Workload::named(intern(&c.name)));
     }
     let mut seen = Vec::new();
     list.retain(|w| {
@@ -183,26 +185,25 @@ fn workloads(opts: &BenchOpts, scaling: bool) -> Result<(Vec<Workload>, Vec<Cust
         first
     });
     for w in &list {
-        let Workload::Custom(name) = w else { continue };
-        if custom.iter().any(|c| c.name == *name) {
+        let name = w.name();
+        if is_builtin(name) || custom.iter().any(|c| c.name == name) {
             continue;
         }
         // Sized at run time, for the CPUs of the machine it runs on.
-        let sizing = workload::Sizing {
+        let sizing = Sizing {
             cpus: 8,
             quick: opts.quick,
             work: 1.0,
         };
-        let preset = workload::preset(name, &sizing).with_context(|| {
+        let preset = custom::preset(name, &sizing).with_context(|| {
             format!(
                 "unknown workload '{name}' (built-in: {}; presets: {}; or define it with \
                  --workload {name}='COMMAND')",
-                workload::ALL
-                    .iter()
+                workloads::builtins()
                     .map(|w| w.name())
                     .collect::<Vec<_>>()
                     .join(", "),
-                workload::PRESETS.join(", ")
+                custom::PRESETS.join(", ")
             )
         })?;
         custom.push(preset);
@@ -227,7 +228,7 @@ mod tests {
         );
         let p = Plan::from_opts(&o).unwrap();
         assert_eq!(p.configs.len(), 9);
-        assert_eq!(p.workloads, workload::DEFAULT);
+        assert_eq!(p.workloads, workloads::DEFAULT);
         assert_eq!(p.work, 30.0, "native default");
         let p = Plan::from_opts(&parse(&["--vm"]).unwrap()).unwrap();
         assert_eq!(p.work, 1.0);
@@ -276,7 +277,10 @@ mod tests {
         let p = Plan::from_opts(&o).unwrap();
         let names: Vec<&str> = p.configs.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["eevdf", "all-on", "wq2", "scx_bpfland"]);
-        assert_eq!(p.workloads, [Workload::Hackbench, Workload::WakelatLow]);
+        assert_eq!(
+            p.workloads,
+            [workloads::timed::HACKBENCH, workloads::wakelat::WAKELAT_LOW]
+        );
         assert!(p.meta(vec![]).traced.is_empty());
         assert_eq!((p.until_ci, p.max_rounds()), (None, 3));
         // The plan survives the trip through the VM's environment.

@@ -3,7 +3,8 @@
 //! baseline, the A/A pair and the traced/untraced pairs. Made from the plan (`Plan::meta`), with
 //! the notes of where and how long it ran.
 
-use crate::bench::run::workload::{Custom, Workload};
+use crate::bench::model::workload::Workload;
+use crate::bench::workloads::custom::Custom;
 
 /// What the judge and the report need besides the records.
 pub struct Meta {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::config::{BASELINE, BUILTIN, ON_REQUEST, SCALING_DEFAULT, TRACE_FLAG};
-use crate::bench::run::under_load;
-use crate::bench::run::workload::{self, Workload};
+use crate::bench::model::workload::Workload;
+use crate::bench::workloads::{self, custom};
 
 // The flags of `scx_sis_lab bench`; its about is the Bench variant's doc in main.rs.
 #[derive(Debug, Clone, Args)]
@@ -176,17 +176,15 @@ fn config_help() -> String {
     )
 }
 
-/// --workloads' help, from the lists run/workload.rs and run/under_load.rs keep.
+/// --workloads' help, from the registry of workloads/ and the presets custom.rs keeps.
 fn workloads_help() -> String {
     format!(
-        "Workloads: {} ({} run under a hackbench loop: cyclictest's wakeup latency, a start \
-         of scx_sis, ten 50 ms sleeps), the presets {} (when on the PATH) and any --workload \
-         NAME [default: {}; with --cpus: {}; every --workload is added]",
-        names(workload::ALL),
-        names(under_load::ALL),
-        names(workload::PRESETS),
-        names(workload::DEFAULT),
-        names(workload::SCALING_DEFAULT),
+        "Workloads: {}, the presets {} (when on the PATH) and any --workload NAME [default: {}; \
+         with --cpus: {}; every --workload is added]",
+        workloads::described(),
+        names(custom::PRESETS),
+        names(workloads::DEFAULT),
+        names(workloads::SCALING_DEFAULT),
     )
 }
 

@@ -1,6 +1,5 @@
-//! The record stage: what a run leaves behind. One record per measured run, on the guest's
-//! console and in runs.jsonl, and the metrics the later stages take from it; runs.jsonl and
-//! plan.json saved in the output directory and read back.
+//! The record stage: what a bench leaves in its output directory. runs.jsonl (the records, one
+//! a line, as the runs arrive) and plan.json (the plan and the report's notes), saved and read
+//! back. The record itself is the model's (model/run_record.rs).
 
-pub mod run_record;
 pub mod saved;

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::run_record::RunRecord;
+use crate::bench::model::run_record::RunRecord;
 use crate::bench::plan::Plan;
 
 /// OUT/plan.json: the plan and the report's notes, for --render.

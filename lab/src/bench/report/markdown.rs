@@ -10,10 +10,12 @@ use std::fmt::Write as _;
 
 use crate::bench::judge::repeats::{configs_with_runs, measured, ratio, summary, Summary};
 use crate::bench::judge::verdicts::{ci_status, verdicts, Row};
+use crate::bench::model::metric::{self, Metric};
+use crate::bench::model::run_record::RunRecord;
+use crate::bench::model::workload::Workload;
 use crate::bench::plan::meta::Meta;
-use crate::bench::record::run_record::{self, Metric, RunRecord};
 use crate::bench::run::perf_stat::HW_EVENTS;
-use crate::bench::run::workload::Workload;
+use crate::bench::workloads::{self, timed, wakelat};
 use scx_sis::verdict::{CONFIDENCE, MIN_TRUSTED_RUNS};
 
 fn interval_cells(r: &Row) -> (String, String, String) {
@@ -226,12 +228,8 @@ fn matrix(out: &mut String, records: &[RunRecord], meta: &Meta) {
         if configs.is_empty() {
             continue;
         }
-        let mut cols = run_record::columns(w, &meta.custom);
-        cols.extend(
-            run_record::HW
-                .into_iter()
-                .filter(|m| measured(records, w, m)),
-        );
+        let mut cols = workloads::columns(w, &meta.custom);
+        cols.extend(metric::HW.into_iter().filter(|m| measured(records, w, m)));
         let example = records
             .iter()
             .find(|r| r.workload == w)
@@ -296,7 +294,7 @@ fn trace_overhead(
     if pairs.is_empty() {
         return;
     }
-    let cols = run_record::columns(w, &meta.custom);
+    let cols = workloads::columns(w, &meta.custom);
     let _ = writeln!(
         out,
         "Tracing's cost (ratio of medians, traced over the same flags untraced):\n"
@@ -361,13 +359,13 @@ fn internals(out: &mut String, records: &[RunRecord], configs: &[&str], w: Workl
         return;
     }
     let mut cols = vec![
-        &run_record::WAKEUPS,
-        &run_record::SELECT_SIS,
-        &run_record::SCAN_DEPTH,
-        &run_record::SCAN_VISITED,
-        &run_record::STEALS,
-        &run_record::PULLS,
-        &run_record::IDLE_WAITING,
+        &metric::WAKEUPS,
+        &metric::SELECT_SIS,
+        &metric::SCAN_DEPTH,
+        &metric::SCAN_VISITED,
+        &metric::STEALS,
+        &metric::PULLS,
+        &metric::IDLE_WAITING,
     ];
     // Only when a configuration traced: every other report keeps its columns.
     let traced = records
@@ -375,9 +373,9 @@ fn internals(out: &mut String, records: &[RunRecord], configs: &[&str], w: Workl
         .any(|r| r.workload == w && r.trace_records.unwrap_or(0) > 0);
     if traced {
         cols.extend([
-            &run_record::TRACE_RECORDS,
-            &run_record::TRACE_DROPS,
-            &run_record::TRACE_READER_CPU,
+            &metric::TRACE_RECORDS,
+            &metric::TRACE_DROPS,
+            &metric::TRACE_READER_CPU,
         ]);
     }
     let _ = writeln!(
@@ -409,12 +407,12 @@ fn scaling(out: &mut String, records: &[RunRecord], meta: &Meta, cpus: &BTreeSet
          load is `hackbench`.\n"
     );
     let cols = [
-        &run_record::SELECT_BPF,
-        &run_record::SELECT_SIS,
-        &run_record::SCAN_DEPTH,
-        &run_record::SCAN_VISITED,
-        &run_record::P99,
-        &run_record::TIME,
+        &metric::SELECT_BPF,
+        &metric::SELECT_SIS,
+        &metric::SCAN_DEPTH,
+        &metric::SCAN_VISITED,
+        &wakelat::P99,
+        &timed::TIME,
     ];
     let mut labels = vec!["workload", "config"];
     labels.extend(cols.iter().map(|m| m.label));
@@ -567,7 +565,7 @@ mod tests {
                 ("eevdf".into(), "EEVDF".into()),
                 ("all-on".into(), "scx_sis defaults".into()),
             ],
-            workloads: vec![Workload::Hackbench],
+            workloads: vec![timed::HACKBENCH],
             repeats: 3,
             notes: vec!["kernel 7.3".into()],
             traced: vec![],
@@ -593,12 +591,12 @@ mod tests {
     fn table_has_medians_ratios_and_spread() {
         let mut recs = vec![];
         for (i, t) in [10.0, 12.0, 11.0].into_iter().enumerate() {
-            recs.push(rec("eevdf", Workload::Hackbench, i as u32 + 1, t, 100));
+            recs.push(rec("eevdf", timed::HACKBENCH, i as u32 + 1, t, 100));
         }
         for (i, t) in [5.0, 6.0].into_iter().enumerate() {
-            recs.push(rec("all-on", Workload::Hackbench, i as u32 + 1, t, 0));
+            recs.push(rec("all-on", timed::HACKBENCH, i as u32 + 1, t, 0));
         }
-        let mut failed = rec("all-on", Workload::Hackbench, 3, 0.0, 0);
+        let mut failed = rec("all-on", timed::HACKBENCH, 3, 0.0, 0);
         failed.ok = false;
         failed.error = Some("scx_sis exited".into());
         recs.push(failed);
@@ -626,9 +624,9 @@ mod tests {
 
     #[test]
     fn traced_runs_get_an_overhead_table_and_trace_columns() {
-        let mut recs = vec![rec("eevdf", Workload::Hackbench, 1, 10.0, 100)];
+        let mut recs = vec![rec("eevdf", timed::HACKBENCH, 1, 10.0, 100)];
         for (c, t, n) in [("all-on", 4.0, 0u64), ("trace-on", 5.0, 9000)] {
-            let mut r = rec(c, Workload::Hackbench, 1, t, 40);
+            let mut r = rec(c, timed::HACKBENCH, 1, t, 40);
             r.wakeups = Some(1000);
             r.trace_records = Some(n);
             r.trace_drops = Some(0);
@@ -666,13 +664,7 @@ mod tests {
                 ("eevdf-aa", 1.01, 101),
                 ("wakeq-1", 0.99, 500),
             ] {
-                let mut r = rec(
-                    c,
-                    Workload::Hackbench,
-                    repeat,
-                    t * shift,
-                    migr + i as u64 * 3,
-                );
+                let mut r = rec(c, timed::HACKBENCH, repeat, t * shift, migr + i as u64 * 3);
                 if hw {
                     r.cycles = Some(1_000_000 + i as u64 * 1000);
                     r.instructions = Some(if c == "wakeq-1" { 800_000 } else { 1_200_000 });
@@ -790,14 +782,15 @@ mod tests {
 
     #[test]
     fn a_custom_workload_is_judged_by_its_named_metric() {
-        use crate::bench::run::workload::{parse_custom, parse_metric};
+        use crate::bench::workloads::custom::parse_metric;
+        use crate::bench::workloads::parse_custom;
         let mut c = parse_custom("pipeops=perf bench sched pipe -l 1000").unwrap();
         c.metrics.push(
             parse_metric("pipeops:ops/s:higher=([0-9]+) ops/sec")
                 .unwrap()
                 .1,
         );
-        let w = Workload::Custom("pipeops");
+        let w = Workload::named("pipeops");
         let mut recs = vec![];
         for repeat in 1..=3 {
             for (config, ops) in [("eevdf", 1000.0), ("all-on", 2000.0)] {
@@ -851,8 +844,8 @@ mod tests {
     #[test]
     fn zero_baseline_gives_no_ratio() {
         let recs = vec![
-            rec("eevdf", Workload::Hackbench, 1, 1.0, 0),
-            rec("all-on", Workload::Hackbench, 1, 1.0, 5),
+            rec("eevdf", timed::HACKBENCH, 1, 1.0, 0),
+            rec("all-on", timed::HACKBENCH, 1, 1.0, 5),
         ];
         let md = markdown(&recs, &meta());
         assert_eq!(row(&md, "all-on")[2], "5 (–)");
@@ -863,7 +856,7 @@ mod tests {
     fn several_cpu_counts_make_a_scaling_table() {
         let mut recs = vec![];
         for cpus in [4, 16] {
-            let mut r = rec("all-on", Workload::Hackbench, 1, 2.0, 1);
+            let mut r = rec("all-on", timed::HACKBENCH, 1, 2.0, 1);
             r.cpus = cpus;
             r.select_ns_bpf = Some(cpus as f64 * 100.0);
             r.scan_depth = Some(cpus as f64 / 2.0);

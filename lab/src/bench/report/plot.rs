@@ -12,9 +12,12 @@ use svg::node::{Node, Value};
 use svg::Document;
 
 use crate::bench::judge::repeats::{configs_with_runs, samples, summary};
+use crate::bench::model::metric::{self, Metric};
+use crate::bench::model::run_record::RunRecord;
+use crate::bench::model::workload::Workload;
 use crate::bench::plan::config::BASELINE;
 use crate::bench::plan::meta::Meta;
-use crate::bench::record::run_record::{self, Metric, RunRecord};
+use crate::bench::workloads;
 use scx_sis::verdict::{Bootstrap, CONFIDENCE};
 
 pub struct Bar {
@@ -70,11 +73,11 @@ fn kind_of<'a>(records: &'a [RunRecord], config: &str) -> &'a str {
 
 /// The metrics drawn for a workload: its main one, then the two that carry over from TCG to
 /// hardware.
-pub fn ratio_metrics(w: crate::bench::run::workload::Workload, meta: &Meta) -> [Metric; 3] {
+pub fn ratio_metrics(w: Workload, meta: &Meta) -> [Metric; 3] {
     [
-        run_record::primary(w, &meta.custom),
-        run_record::MIGRATIONS,
-        run_record::CTX,
+        workloads::primary(w, &meta.custom),
+        metric::MIGRATIONS,
+        metric::CTX,
     ]
 }
 
@@ -150,7 +153,7 @@ pub fn ratio_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figu
 /// A scaling run's figure: select_cpu ns/call (bpf_stats) per CPU count and configuration.
 pub fn scaling_figure(records: &[RunRecord], meta: &Meta, caption: String) -> Figure {
     let cpus: BTreeSet<u32> = records.iter().map(|r| r.cpus).collect();
-    let m = run_record::SELECT_BPF;
+    let m = metric::SELECT_BPF;
     let mut panels = Vec::new();
     for &w in &meta.workloads {
         let mut bars = Vec::new();
@@ -587,7 +590,7 @@ pub fn svg(fig: &Figure) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::run::workload::Workload;
+    use crate::bench::workloads::{timed::HACKBENCH, wakelat::WAKELAT};
 
     #[test]
     fn ticks_are_round() {
@@ -639,7 +642,7 @@ mod tests {
     /// panel a bar and a whisker per configuration, on a log ratio axis with the 1.0 line.
     #[test]
     fn a_panel_per_metric_and_workload_with_a_whisker_per_config() {
-        let workloads = vec![Workload::Hackbench, Workload::Wakelat];
+        let workloads = vec![HACKBENCH, WAKELAT];
         let configs = [
             ("eevdf", "eevdf"),
             ("all-on", "sis"),

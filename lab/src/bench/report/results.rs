@@ -11,9 +11,9 @@ use anyhow::{Context, Result};
 use scx_sis_lab::elapsed::hms;
 
 use super::{markdown, plot};
+use crate::bench::model::run_record::RunRecord;
 use crate::bench::plan::meta::Meta;
 use crate::bench::plan::Plan;
-use crate::bench::record::run_record::RunRecord;
 use crate::bench::record::saved::{self, save_plan};
 
 /// Write results.md and results.svg from the records, and the SVG to `svg_copy` too; returns

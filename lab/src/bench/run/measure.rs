@@ -17,11 +17,11 @@ use super::bpf_stats::{bpf_delta, bpf_total_ns, select_only, struct_ops_progs};
 use super::env::Env;
 use super::perf_stat;
 use super::switch::{check_active, Active};
-use super::under_load;
-use super::workload::{self, Custom, Sizing, Workload};
+use crate::bench::model::run_record::RunRecord;
+use crate::bench::model::workload::{Exes, Sizing, Workload};
 use crate::bench::plan::config::ConfigSpec;
 use crate::bench::plan::Plan;
-use crate::bench::record::run_record::RunRecord;
+use crate::bench::workloads::{self, custom, custom::Custom};
 
 struct Output {
     status: std::process::ExitStatus,
@@ -116,23 +116,23 @@ pub fn measure(
         quick: plan.quick,
         work: plan.work,
     };
-    let customs = sized_customs(plan, &sizing);
+    let customs = custom::sized(&plan.custom, &sizing);
     let (lab, sched) = (
         env.lab_exe.to_string_lossy(),
         env.sched_exe.to_string_lossy(),
     );
-    let exes = workload::Exes {
+    let exes = Exes {
         lab: &lab,
         sched: &sched,
     };
-    let cmd = workload::command(w, &sizing, &exes, &customs);
-    r.command = match w {
+    let cmd = workloads::command(w, &sizing, &exes, &customs);
+    r.command = if workloads::family(w).is_some() {
+        shell_words(&cmd)
+    } else {
         // What the user wrote, not the `sh -c` around it.
-        Workload::Custom(_) => cmd.last().cloned().unwrap_or_default(),
-        _ => shell_words(&cmd),
+        cmd.last().cloned().unwrap_or_default()
     };
-    let custom = customs.iter().find(|k| k.name == w.name());
-    if let Err(e) = measure_into(&mut r, active, c, w, custom, &cmd, &sizing, env, stop) {
+    if let Err(e) = measure_into(&mut r, active, c, w, &customs, &cmd, &sizing, env, stop) {
         r.ok = false;
         r.error = Some(format!("{e:#}"));
     }
@@ -154,25 +154,13 @@ fn shell_words(cmd: &[String]) -> String {
         .join(" ")
 }
 
-/// The plan's custom workloads, the presets among them sized for this machine.
-fn sized_customs(plan: &Plan, sizing: &Sizing) -> Vec<Custom> {
-    plan.custom
-        .iter()
-        .map(|c| {
-            workload::preset(&c.name, sizing)
-                .filter(|_| !c.tools.is_empty())
-                .unwrap_or_else(|| c.clone())
-        })
-        .collect()
-}
-
 #[allow(clippy::too_many_arguments)]
 fn measure_into(
     r: &mut RunRecord,
     active: &mut Active,
     c: &ConfigSpec,
     w: Workload,
-    custom: Option<&Custom>,
+    customs: &[Custom],
     cmd: &[String],
     sizing: &Sizing,
     env: &Env,
@@ -182,7 +170,7 @@ fn measure_into(
     let perf_out = env.dir.join("perf-stat.csv");
     let _ = fs::remove_file(&perf_out);
     let full = perf_stat::command(&perf_out.to_string_lossy(), cmd);
-    let timeout = Duration::from_secs_f64(120.0 + 10.0 * workload::expected_secs(w, sizing));
+    let timeout = Duration::from_secs_f64(120.0 + 10.0 * workloads::expected_secs(w, sizing));
 
     let reader_cpu = |active: &Active| match active {
         Active::Sis { trace: Some(t), .. } => t.cpu_s(),
@@ -246,50 +234,7 @@ fn measure_into(
             tail.join(" | ")
         );
     }
-    match w {
-        Workload::Hackbench => {
-            r.time_s = workload::parse_hackbench(&out.stdout);
-            r.time_s.with_context(|| {
-                format!("no 'Time:' in hackbench's output: {}", out.stdout.trim())
-            })?;
-        }
-        Workload::Messaging | Workload::Pipe => {
-            r.time_s = workload::parse_perf_bench(&out.stdout);
-            r.time_s.with_context(|| {
-                format!(
-                    "no 'Total time:' in perf bench's output: {}",
-                    out.stdout.trim()
-                )
-            })?;
-        }
-        Workload::Wakelat | Workload::WakelatLow => {
-            let wl = workload::parse_wakelat(&out.stdout)
-                .with_context(|| format!("no JSON in wakelat's output: {}", out.stdout.trim()))?;
-            r.p50_us = wl.p50_us;
-            r.p99_us = wl.p99_us;
-            r.rps = Some(wl.rps);
-        }
-        Workload::Latency | Workload::Spawn | Workload::Sleeps => {
-            under_load::record(r, &out.stdout)?;
-        }
-        Workload::Custom(name) => {
-            // Its score is its wall time unless it names metrics (then both are kept).
-            r.time_s = Some(r.wall_s);
-            let text = format!("{}\n{}", out.stdout, out.stderr);
-            for m in custom.map_or(&[][..], |c| &c.metrics[..]) {
-                let v = workload::extract(m, &text).with_context(|| {
-                    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-                    format!(
-                        "{name}: no number for --metric {}={} in its output: {}",
-                        m.label,
-                        m.regex,
-                        lines[lines.len().saturating_sub(3)..].join(" | ")
-                    )
-                })?;
-                r.metrics.insert(m.label.clone(), v);
-            }
-        }
-    }
+    workloads::parse(r, customs, &out.stdout, &out.stderr)?;
     if counts.migrations.is_none() {
         bail!(
             "perf stat gave no counts: {}",
@@ -335,7 +280,7 @@ mod tests {
             };
             m.llcs.insert(i as u32, l);
         }
-        let mut r = RunRecord::new("x", "sis", Workload::Hackbench, 1);
+        let mut r = RunRecord::new("x", "sis", workloads::timed::HACKBENCH, 1);
         fill_sis_stats(&mut r, &m);
         assert_eq!(r.wakeups, Some(400));
         // 40,000 ns over the 2 + 6 timed calls, not over the 400 wakeups.

@@ -1,6 +1,7 @@
 //! A bench on this machine: the checks that it can run the plan (root, sched_ext, nothing
-//! loaded, the tools), then the run, either writing the results here or, as the guest of
-//! `--vm`, printing each record on the console for the host.
+//! loaded, the tools), then the run, either saving the records here for the report or, as the
+//! guest of `--vm`, printing each record on the console for the host. Also what a finished
+//! bench hands the driver, here or in the VM (`Ran`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,14 +12,27 @@ use anyhow::{bail, Context, Result};
 use scx_sis::{load::preflight, process::shutdown};
 
 use super::env::Env;
-use super::runner;
+use super::runner::{self, Judge};
+use crate::bench::model::run_record::{self, RunRecord};
 use crate::bench::plan::config::Target;
 use crate::bench::plan::locate;
 use crate::bench::plan::BenchOpts;
 use crate::bench::plan::Plan;
-use crate::bench::record::run_record;
 use crate::bench::record::saved::{save_plan, Jsonl};
-use crate::bench::report::results::write_results;
+use crate::bench::workloads;
+
+/// A finished bench, for the driver to report: its records, how it ran (the report's header
+/// says it) and when it started.
+pub struct Ran {
+    pub records: Vec<RunRecord>,
+    pub how: String,
+    pub t0: Instant,
+    pub end: End,
+}
+
+/// How a bench ended, given its records; the driver asks once the report is written, so that
+/// the report comes first and a signal while it is written still counts.
+pub type End = Box<dyn FnOnce(&[RunRecord]) -> Result<()>>;
 
 /// What the first SIGINT/SIGTERM says; a second one quits at once.
 pub const INTERRUPTED: &str = "bench: interrupted, stopping after cleanup (again to quit now)";
@@ -39,7 +53,7 @@ fn check(plan: &Plan) -> Result<()> {
         bail!("a sched_ext scheduler is already loaded ({name}): stop it first, EEVDF is the baseline");
     }
     let mut tools = vec!["perf"];
-    tools.extend(plan.workloads.iter().flat_map(|w| w.tools()));
+    tools.extend(plan.workloads.iter().flat_map(|&w| workloads::tools(w)));
     for t in tools {
         if !locate::in_path(t) {
             bail!("{t} not found in PATH (the bench runs its workloads under perf stat)");
@@ -83,8 +97,8 @@ fn env(opts: &BenchOpts, topo: String, dir: PathBuf, progress: &'static str) -> 
     })
 }
 
-/// Run the plan here: records go to OUT/runs.jsonl as they come, then the results are rendered.
-pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
+/// Run the plan here: records go to OUT/runs.jsonl as they come.
+pub fn run(opts: &BenchOpts, plan: &Plan, judge: Judge) -> Result<Ran> {
     check(plan)?;
     let stop = shutdown::flag_then_exit(INTERRUPTED)?;
     let mut jsonl = Jsonl::create(&opts.out)?;
@@ -92,16 +106,20 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
     let env = env(opts, "native".into(), opts.out.join("logs"), "bench:")?;
     let t0 = Instant::now();
     let mut records = Vec::new();
-    let result = runner::run_plan(plan, &env, &stop, &mut |r| {
+    let result = runner::run_plan(plan, &env, &stop, judge, &mut |r| {
         records.push(r.clone());
         jsonl.push(r)
     });
-    write_results(&opts.out, plan, &records, "native", t0, opts.svg.as_deref())?;
-    result
+    Ok(Ran {
+        records,
+        how: "native".into(),
+        t0,
+        end: Box::new(move |_| result),
+    })
 }
 
 /// The guest side of --vm: run the plan, print each record as a SIS-BENCH line.
-pub fn guest(opts: &BenchOpts) -> Result<()> {
+pub fn guest(opts: &BenchOpts, judge: Judge) -> Result<()> {
     let plan = match std::env::var("SIS_BENCH_PLAN") {
         Ok(json) if !json.trim().is_empty() => {
             serde_json::from_str(&json).context("SIS_BENCH_PLAN is not a bench plan")?
@@ -117,7 +135,7 @@ pub fn guest(opts: &BenchOpts) -> Result<()> {
         PathBuf::from("/tmp/bench"),
         run_record::PROGRESS,
     )?;
-    runner::run_plan(&plan, &env, &stop, &mut |r| {
+    runner::run_plan(&plan, &env, &stop, judge, &mut |r| {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{} {}", run_record::RECORD, serde_json::to_string(r)?)?;
         out.flush()?;

@@ -1,7 +1,8 @@
 //! The native runner's round loop: every round brings the machine into each configuration in
 //! turn (switch.rs) and measures every workload under it (measure.rs), until the rounds asked
-//! for ran or, with `until_ci`, the intervals are narrow (judge/verdicts.rs). The processes it
-//! starts are supervised in supervise.rs, bpf_stats is read in bpf_stats.rs.
+//! for ran or, with `until_ci`, the judge finds the intervals narrow. The judge stage sits above
+//! this one, so the driver hands its word down as a `Judge`. The processes the runner starts are
+//! supervised in supervise.rs, bpf_stats is read in bpf_stats.rs.
 
 use std::fs;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,21 +15,30 @@ use super::bpf_stats::enable_bpf_stats;
 use super::env::Env;
 use super::measure::measure;
 use super::switch::{switch_to, Active};
-use crate::bench::judge::verdicts::ci_status;
+use crate::bench::model::run_record::RunRecord;
 use crate::bench::plan::Plan;
-use crate::bench::record::run_record::RunRecord;
+
+/// What the judge says of the records so far: whether every verdict's interval is as narrow as
+/// `--until-ci` asks, and a progress line saying how wide the widest is.
+pub struct SoFar {
+    pub narrow: bool,
+    pub line: String,
+}
+
+/// The judge's word on a plan's records so far; None when the plan sets no `until_ci`.
+pub type Judge = fn(&Plan, &[RunRecord]) -> Option<SoFar>;
 
 /// After `done` rounds with these records, is another round due? The first `plan.repeats`
-/// always run; with `until_ci`, more follow until every verdict's interval is narrower than
-/// the target or `max_repeats` rounds ran.
-pub fn another_round(plan: &Plan, records: &[RunRecord], done: u32) -> bool {
+/// always run; with `until_ci`, more follow until `judge` finds every interval narrow or
+/// `max_repeats` rounds ran.
+pub fn another_round(plan: &Plan, records: &[RunRecord], done: u32, judge: Judge) -> bool {
     if done < plan.repeats {
         return true;
     }
     if done >= plan.max_rounds() {
         return false;
     }
-    ci_status(records, &plan.meta(vec![])).is_some_and(|s| !s.narrow)
+    judge(plan, records).is_some_and(|s| !s.narrow)
 }
 
 /// The configurations' order in round `round` (from 1) of `n`: the given order, rotated by
@@ -46,6 +56,7 @@ pub fn run_plan(
     plan: &Plan,
     env: &Env,
     stop: &AtomicBool,
+    judge: Judge,
     sink: &mut dyn FnMut(&RunRecord) -> Result<()>,
 ) -> Result<()> {
     fs::create_dir_all(&env.dir)
@@ -58,7 +69,7 @@ pub fn run_plan(
     let mut records: Vec<RunRecord> = Vec::new();
     let mut active = Active::Nothing;
     let mut repeat = 0;
-    while !stop.load(Ordering::Relaxed) && another_round(plan, &records, repeat) {
+    while !stop.load(Ordering::Relaxed) && another_round(plan, &records, repeat, judge) {
         repeat += 1;
         // The ETA counts the rounds promised: --repeats, or with --until-ci its budget.
         let total = rounds as usize * per_round;
@@ -102,11 +113,8 @@ pub fn run_plan(
                 done += 1;
             }
         }
-        if let Some(s) = ci_status(&records, &plan.meta(vec![])) {
-            eprintln!(
-                "{} after round {repeat}: widest interval {:.1}% ({}), target {}%",
-                env.progress, s.widest_pct, s.widest, s.target_pct
-            );
+        if let Some(s) = judge(plan, &records) {
+            eprintln!("{} after round {repeat}: {}", env.progress, s.line);
         }
     }
     drop(active);
@@ -124,8 +132,6 @@ pub fn run_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::plan::config::resolve;
-    use crate::bench::run::workload::Workload;
 
     #[test]
     fn each_configuration_runs_once_in_each_place_over_n_rounds() {
@@ -141,87 +147,5 @@ mod tests {
         }
         assert_eq!(round_order(n, 5).collect::<Vec<_>>(), [0, 1, 2, 3]);
         assert_eq!(round_order(0, 3).count(), 0);
-    }
-
-    /// How many rounds `another_round` lets a plan of eevdf and all-on under hackbench run,
-    /// when every run's numbers scatter by `sigma` (log-normal) around the same medians.
-    /// all-on under hackbench, --until-ci 10 with @max rounds at most.
-    fn until_ci_plan(repeats: u32, max: u32) -> Plan {
-        Plan {
-            repeats,
-            configs: resolve(Some(&["all-on".into()]), &[], &[], false).unwrap(),
-            workloads: vec![Workload::Hackbench],
-            quick: true,
-            work: 1.0,
-            custom: vec![],
-            until_ci: Some(10.0),
-            max_repeats: Some(max),
-            baseline: "eevdf".into(),
-        }
-    }
-
-    /// `n` values around `median` with a log-normal spread of `sigma` (about its CV).
-    fn runs(rng: &mut fastrand::Rng, n: usize, median: f64, sigma: f64) -> Vec<f64> {
-        let normal = |rng: &mut fastrand::Rng| {
-            let (u, v) = (1.0 - rng.f64(), rng.f64());
-            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-        };
-        (0..n)
-            .map(|_| median * (sigma * normal(rng)).exp())
-            .collect()
-    }
-
-    fn rounds_until_narrow(sigma: f64, repeats: u32, max: u32) -> (u32, Vec<RunRecord>) {
-        let plan = until_ci_plan(repeats, max);
-        let mut rng = fastrand::Rng::with_seed(11);
-        let (mut records, mut done) = (Vec::new(), 0);
-        while another_round(&plan, &records, done) {
-            done += 1;
-            for c in &plan.configs {
-                let mut r = RunRecord::new(&c.name, c.kind(), Workload::Hackbench, done);
-                r.ok = true;
-                r.time_s = Some(runs(&mut rng, 1, 10.0, sigma)[0]);
-                r.migrations = Some(runs(&mut rng, 1, 1000.0, sigma)[0] as u64);
-                r.context_switches = Some(runs(&mut rng, 1, 5000.0, sigma)[0] as u64);
-                records.push(r);
-            }
-        }
-        (done, records)
-    }
-
-    #[test]
-    fn until_ci_stops_once_every_interval_is_narrow_or_the_budget_is_spent() {
-        // Quiet runs: the intervals are narrow after the --repeats rounds; no round is added.
-        let (done, _) = rounds_until_narrow(0.005, 5, 30);
-        assert_eq!(done, 5);
-        // Noise no interval of 30 rounds can narrow to 10%: the budget ends it.
-        let (done, records) = rounds_until_narrow(0.5, 3, 12);
-        assert_eq!(done, 12);
-        assert_eq!(records.len(), 24, "every round ran every configuration");
-        // In between: more than --repeats, fewer than the budget, and narrow when it stopped.
-        let (done, records) = rounds_until_narrow(0.05, 3, 40);
-        assert!(done > 3 && done < 40, "{done} rounds");
-        let plan_meta = |n| crate::bench::plan::meta::Meta {
-            until_ci: Some(10.0),
-            ..until_ci_plan(n, 40).meta(vec![])
-        };
-        let s = ci_status(&records, &plan_meta(3)).unwrap();
-        assert!(
-            s.narrow && s.widest_pct < 10.0,
-            "{} {}",
-            s.widest_pct,
-            s.widest
-        );
-        let fewer: Vec<RunRecord> = records
-            .iter()
-            .filter(|r| r.repeat < done)
-            .cloned()
-            .collect();
-        let s = ci_status(&fewer, &plan_meta(3)).unwrap();
-        assert!(
-            !s.narrow,
-            "one round earlier it was still {}% wide",
-            s.widest_pct
-        );
     }
 }

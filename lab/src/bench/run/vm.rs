@@ -1,6 +1,7 @@
 //! `--vm`: boot the project's VM (scripts/kernels.sh + scripts/vm/run.sh) with
 //! scripts/guest/bench.sh, scx_sis and this binary in its /bin, hand it the plan through the
-//! environment, follow the console for progress and `SIS-BENCH` records, and render on the host.
+//! environment, follow the console for progress and `SIS-BENCH` records, and hand them to the
+//! driver, which renders them on the host.
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
@@ -14,15 +15,15 @@ use anyhow::{bail, Context, Result};
 use scx_sis::process::shutdown;
 use scx_sis_lab::kernels;
 
-use super::native::INTERRUPTED;
-use super::workload::{expected_secs, Sizing};
+use super::native::{Ran, INTERRUPTED};
+use crate::bench::model::run_record::{parse_record, RunRecord, PROGRESS};
+use crate::bench::model::workload::Sizing;
 use crate::bench::plan::config::Target;
 use crate::bench::plan::locate;
 use crate::bench::plan::BenchOpts;
 use crate::bench::plan::Plan;
-use crate::bench::record::run_record::{parse_record, RunRecord, PROGRESS};
 use crate::bench::record::saved::{save_plan, Jsonl};
-use crate::bench::report::results::write_results;
+use crate::bench::workloads::expected_secs;
 
 /// A generous bound on one VM's run time.
 fn estimate_timeout(plan: &Plan, cpus: u32) -> u64 {
@@ -121,7 +122,7 @@ fn guest_binaries(plan: &Plan) -> Result<(Plan, Vec<String>)> {
     Ok((guest_plan, extras))
 }
 
-pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
+pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<Ran> {
     let repo = locate::repo(opts.repo.as_deref())?;
     let sched = locate::scheduler_binary(opts.bin.as_deref())?;
     if !locate::in_path("qemu-system-x86_64") {
@@ -231,42 +232,42 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<()> {
         }
     }
 
-    // The accel goes into the report's header and plan.json's notes: it decides whether a guest's
-    // times hold other vCPUs' turns, so two runs compare only under the same one.
-    write_results(
-        &opts.out,
-        plan,
-        &records,
-        &format!(
+    let end = move |records: &[RunRecord]| {
+        if stop.load(Ordering::Relaxed) {
+            bail!("interrupted");
+        }
+        if records.is_empty() {
+            failures.push("no run reported a result".into());
+        }
+        if !failures.is_empty() {
+            bail!("{}", failures.join("; "));
+        }
+        Ok(())
+    };
+    Ok(Ran {
+        records,
+        // The accel goes into the report's header and plan.json's notes: it decides whether a
+        // guest's times hold other vCPUs' turns, so two runs compare only under the same one.
+        how: format!(
             "QEMU TCG VM, accel {}, so absolute times are ~100x native",
             opts.accel
         ),
         t0,
-        opts.svg.as_deref(),
-    )?;
-    if stop.load(Ordering::Relaxed) {
-        bail!("interrupted");
-    }
-    if records.is_empty() {
-        failures.push("no run reported a result".into());
-    }
-    if !failures.is_empty() {
-        bail!("{}", failures.join("; "));
-    }
-    Ok(())
+        end: Box::new(end),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::run::workload::Workload;
+    use crate::bench::workloads::timed::HACKBENCH;
 
     /// One quick hackbench of every default configuration, plus these peers.
     fn plan(peers: &[String]) -> Plan {
         Plan {
             repeats: 1,
             configs: crate::bench::plan::config::resolve(None, &[], peers, false).unwrap(),
-            workloads: vec![Workload::Hackbench],
+            workloads: vec![HACKBENCH],
             quick: true,
             work: 1.0,
             custom: vec![],
