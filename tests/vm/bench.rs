@@ -74,11 +74,17 @@ pub(crate) fn quick_7() {
     assert!(md.contains("Each configuration against `all-on`"), "{md}");
     let wq = row("| hackbench | migrations | wakeq-1 |");
     assert!(wq[6] == "worse" && low(&wq, 4) > 1.0, "{wq:?}");
-    // The A/A of the defaults on hackbench's time: no difference. One verdict only: each A/A
-    // verdict is a 95% interval, so every further one judged here would add its own 5% of
-    // false alarms. The custom workload's score reaches the noise floor too.
+    // The A/A of the defaults on hackbench's time: no difference, or none beyond 15%. A 95%
+    // interval of 5 runs a side reads "worse" or "better" by chance in some runs (1.10x,
+    // 1.04x-1.18x, "worse", in one CI run), and a ratio alone swings further (0.80x, "no
+    // difference", in another), so it fails only on both: a difference called, beyond 15%.
+    // The custom workload's score reaches the noise floor too.
     let aa = row("| hackbench | time s |");
-    assert!(aa[5].starts_with("no difference detectable"), "{aa:?}");
+    assert!(
+        aa[5].starts_with("no difference detectable") || (low(&aa, 2) - 1.0).abs() <= 0.15,
+        "{aa:?}"
+    );
+    assert!(aa[4] == "5/5", "{aa:?}");
     let aa = row("| pipeops | ops/s (higher is better) |");
     assert!(aa[4] == "5/5", "{aa:?}");
     // The custom workload's named metric reaches its table and the verdicts.
