@@ -79,8 +79,9 @@ static __always_inline bool served_first(const struct task_struct *p, struct sis
 }
 
 /*
- * At select_cpu: @p was woken (or forked) at @now. @sync: a sync wakeup that
- * put it on the waker's CPU, where it runs once the waker sleeps.
+ * At select_cpu: @p was woken (or forked) at @now. @sync: the sync stage put
+ * it on the waker's CPU, whose queues were empty, so it runs once the waker
+ * sleeps.
  */
 static __always_inline void wake_stamp(struct task_struct *p, u64 now, bool sync)
 {

@@ -201,8 +201,8 @@ static __always_inline bool rescue_to_idle(struct task_struct *p, u64 enq_flags,
 /*
  * A wakee (or a new task) was queued behind the task running on @cpu. Not
  * when the sync stage put it on its waker's CPU (placed_sync): the waker is
- * about to sleep, and the wakee runs there next. Otherwise it preempts the running
- * task when wakeup_verdict() says so (latency.bpf.h; each verdict is
+ * about to sleep, and the wakee runs there next. Otherwise it preempts the
+ * running task when wakeup_verdict() says so (latency.bpf.h; each verdict is
  * counted, so the waits show their cause); else, unless its wait there would be
  * below steal-min (kicks_skipped), an idle CPU is kicked to steal it now
  * rather than at the next tick: one of @cpu's LLC, else any the task may use
