@@ -5,6 +5,7 @@
 pub mod features;
 pub mod kernel_ops;
 pub mod preflight;
+mod priority;
 pub mod scheduler;
 pub mod topology;
 pub mod verifier;

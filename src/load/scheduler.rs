@@ -16,6 +16,7 @@ use scx_utils::{
 
 use crate::bpf_intf::sis_tunables;
 use crate::bpf_skel::{BpfSkel, BpfSkelBuilder, OpenBpfSkel};
+use crate::load::priority::LoadPriority;
 use crate::load::topology::{self, Layout};
 use crate::policy::Curve;
 use crate::process::exit::Cause;
@@ -158,6 +159,9 @@ impl<'a> Scheduler<'a> {
         initial: &sis_tunables,
         stop: &AtomicBool,
     ) -> Result<Option<Self>> {
+        // Until the attach, which walks every task too: the topology's reads, the object's
+        // open and the verifier all wait behind the load otherwise.
+        let raised = LoadPriority::raise();
         let layout = Layout::detect().context("failed to read the CPU topology")?;
         // Our own printer (not ObjectBuilder::debug) so the verifier log is kept for errors.
         LIBBPF_VERBOSE.store(opts.verbose, Ordering::Relaxed);
@@ -220,6 +224,7 @@ impl<'a> Scheduler<'a> {
                 None => e,
             }
         })?;
+        drop(raised);
         let stats_server = StatsServer::new(stats::server_data())
             .launch()
             .context("failed to start the stats server")?;

@@ -31,10 +31,9 @@
 //! ignored, and `-- --ignored` runs them (`scripts/test.sh --help` names the options that do).
 //!
 //! No global lock: VM runs share the host, as many at once as `--test-threads` lets (each keeps a
-//! host core busy under TCG, so 2 suits a 2-core host). fairness.sh, policy.sh, foundation.sh and
-//! latency.sh, which judge wall times, latencies or CPU shares, run alone, with no other VM beside them, and so does
-//! every run on a host with fewer than 2 cores (harness.rs, `vm_slot`). Kernel fetches run one at
-//! a time.
+//! host core busy under TCG, so 2 suits a 2-core host). fairness.sh and latency.sh, which judge
+//! wall times and latencies, run alone, with no other VM beside them, and so does every run on a
+//! host with fewer than 2 cores (harness.rs, `vm_slot`). Kernel fetches run one at a time.
 //!
 //! A test boots with multi-threaded TCG (scripts/vm/run.sh `--accel multi`, a host thread per
 //! vCPU) when its guest environment holds `SIS_VM_ACCEL=multi`; such a run also runs alone. With
@@ -167,7 +166,7 @@ vm_test!(
 
 // Reliability: stress-ng mixes at 2x the CPUs (all stages on, then the wakequeue), hackbench 8x,
 // affinity, hotplug, sysrq-S, SIGKILL, an injected scx_bpf_error, bad input, not root, RSS.
-// 90-second loads on 7 (~7 min), 1-minute loads on 6.12 (~8 min); `scripts/test.sh --long` runs
+// 1-minute loads on 7 (~5 min), 45-second loads on 6.12 (~6 min); `scripts/test.sh --long` runs
 // 10-minute loads.
 vm_test!(
     reliability_6_12,
@@ -178,7 +177,7 @@ vm_test!(
     // TCG with the load running (well under a second on hardware), and the run restarts the
     // scheduler several times: a longer start timeout, and a VM timeout above the default 900 s.
     &[
-        "SIS_REL_SECS=60",
+        "SIS_REL_SECS=45",
         "SIS_REL_ENABLE_SECS=150",
         "SIS_START_TIMEOUT=240",
         "SIS_VM_TIMEOUT=1500"
@@ -190,7 +189,7 @@ vm_test!(
     "7",
     "reliability.sh",
     "2llc-smt",
-    &["SIS_REL_SECS=90"],
+    &["SIS_REL_SECS=60"],
     then reliability::judge
 );
 
@@ -267,10 +266,10 @@ vm_script!(mod trace, trace_6_12, trace_7, "2llc-smt", &[]);
 // and resume, a pin directory that is not root's, no kernel config for libbpf.
 vm_script!(mod fleet, fleet_6_12, fleet_7, "2llc-smt", &[]);
 
-// Chaos: a random tunable changed ten times a second for 60 s under the stress-ng mix at 2x the
-// CPUs, then two concurrent tuners; never ejected, no task waits 5 s, the wakequeue's books
-// balance once drained (~3 min each).
-vm_script!(mod chaos, chaos_6_12, chaos_7, "2llc-smt", &["SIS_CHAOS_SECS=60"]);
+// Chaos: a random tunable changed ten times a second for 40 s (past the sched_ext watchdog's 30 s)
+// under the stress-ng mix at 2x the CPUs, then two concurrent tuners; never ejected, no task waits
+// 5 s, the wakequeue's books balance once drained (~90 s each).
+vm_script!(mod chaos, chaos_6_12, chaos_7, "2llc-smt", &["SIS_CHAOS_SECS=40"]);
 
 /// `scripts/test.sh --long`: the chaos run for 10 minutes (~13 min).
 #[test]

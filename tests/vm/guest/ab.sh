@@ -69,7 +69,7 @@ fi
 
 # --------------------------------------------------------------------------- A/A
 shown aa0
-CAP_OUT=$AB_OUT CAP_ERR=$AB_ERR run_capped 300 /bin/scx_sis ab --b '' --window 2 --rounds 10 --settle 1 --json
+CAP_OUT=$AB_OUT CAP_ERR=$AB_ERR run_capped 300 /bin/scx_sis ab --b '' --window 2 --rounds 6 --settle 1 --json
 rc=$?
 rec kv aa_rc "rc=$rc"
 rec_lines json aa "$AB_OUT"
@@ -88,7 +88,7 @@ fi
 # the stats line names the side of each window.
 shown wq0
 log0=$(wc -l <"$SCHED_LOG")
-ab_bg --b '--wakeq on --wakeq-shards 1' --window 2 --rounds 8 --settle 1 --json \
+ab_bg --b '--wakeq on --wakeq-shards 1' --window 2 --rounds 6 --settle 1 --json \
   --metric-cmd "tail -n 1 $HB_LOG" --metric 'hackbench_s=Time: ([0-9.]+)' --adopt migrations
 if wait_side B 120; then
   t0=$(now_cs)
