@@ -8,8 +8,8 @@
 #   - scripts/check-bpf-headers.sh: each BPF header compiles alone and uses what it includes
 #   - scripts/check-package.sh: the .deb, its systemd unit and its documentation's links
 #   - cargo test --release, twice: the VM tests, which load scx_sis on real sched_ext kernels
-#     (6.12 and the newest 7.x) under QEMU, in two phases. First those that judge wall times
-#     or latencies, each with the host alone (SCX_SIS_VM_PHASE=alone,
+#     (6.12 and the newest 7.x) under QEMU, in two phases. First those that judge latencies,
+#     each with the host alone (SCX_SIS_VM_PHASE=alone,
 #     --test-threads=1); then the unit tests, tests/cli.rs, tests/architecture.rs and the other
 #     VM tests, two VMs at a time (SCX_SIS_VM_PHASE=shared, --test-threads=2)
 #

@@ -118,7 +118,10 @@ console=${log:-$work/console.log}
 # thread per vCPU) a guest can oops where the kernel patches its own text while another vCPU
 # runs it: an int3 left mid-patch at __schedule's sched_switch tracepoint call, once in 49
 # enables and unloads of scx_sis under hackbench on 2cpu (7.3.4; none in 22 on 6.12.117, none
-# in 25 on 7.3.4 with single). So a run with multi should enable and unload the scheduler rarely.
+# in 25 on 7.3.4 with single). So a run with multi should enable and unload the scheduler rarely;
+# the VM tests boot a run that died so once more (tests/vm/harness.rs, emulator_oops).
+# oops=panic: a guest that oopses ends at once (panic=-1 with -no-reboot ends QEMU, exit 125)
+# instead of hanging until the timeout; the oops is on the console either way.
 # watchdog_thresh=60: the soft-lockup detector reports a CPU that has not scheduled for twice
 # this many seconds, and on 7.x a soft lockup ejects any sched_ext scheduler. Under TCG a vCPU
 # spinning for another's IPI ack (a TLB flush) can wait past the default 20 s while the one host
@@ -126,7 +129,7 @@ console=${log:-$work/console.log}
 qemu-system-x86_64 -m "$mem" -accel "tcg,thread=$accel" -nographic -no-reboot \
   "${topo_args[@]}" \
   -kernel "$kernel" -initrd "$work/initrd.gz" \
-  -append "console=ttyS0 panic=-1 quiet sched_verbose watchdog_thresh=60 sis.guest=/guest/$(basename "$guest") $append" \
+  -append "console=ttyS0 panic=-1 oops=panic quiet sched_verbose watchdog_thresh=60 sis.guest=/guest/$(basename "$guest") $append" \
   </dev/null >"$console" 2>&1 &
 qpid=$!
 if ((!quiet)); then

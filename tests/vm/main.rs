@@ -31,9 +31,9 @@
 //! ignored, and `-- --ignored` runs them (`scripts/test.sh --help` names the options that do).
 //!
 //! No global lock: VM runs share the host, as many at once as `--test-threads` lets (each keeps a
-//! host core busy under TCG, so 2 suits a 2-core host). fairness.sh and latency.sh, which judge
-//! wall times and latencies, run alone, with no other VM beside them, and so does every run on a
-//! host with fewer than 2 cores (harness.rs, `vm_slot`). Kernel fetches run one at a time.
+//! host core busy under TCG, so 2 suits a 2-core host). latency.sh, which judges latencies, runs
+//! alone, with no other VM beside it, and so does every run on a host with fewer than 2 cores
+//! (harness.rs, `vm_slot`). Kernel fetches run one at a time.
 //!
 //! A test boots with multi-threaded TCG (scripts/vm/run.sh `--accel multi`, a host thread per
 //! vCPU) when its guest environment holds `SIS_VM_ACCEL=multi`; such a run also runs alone. With
@@ -213,14 +213,13 @@ vm_script!(mod fairness, fairness_6_12, fairness_7, "2llc-smt", &[]);
 // Latency for the woken and the new, EEVDF in the same boot, on two vCPUs under a long hackbench
 // and a restarting one: a light task's wait per run (cyclictest's thread, a forking shell), ten
 // 50 ms sleeps, a new command, per-CPU kthreads' wait, a stats request against its idle time, a
-// fork storm, the wait histogram in monitor (tests/vm/latency.rs). 6.12 boots the faithful guest
-// (a host thread per vCPU) under both backgrounds. 7.x boots it with one host thread, under the
-// restarting hackbench only (under which a light task's wait grew round after round; under the
-// long one 7.3.4's read 0.6-1.4x EEVDF's): with a thread per vCPU, 7.3.4's guest oopsed in 1 of 49
-// scheduler enables and unloads (run.sh), where the kernel patches the sched_switch tracepoint
-// that scx_sis attaches there (6.12.117 once, at an enable, in __schedule). Two rounds, each
-// enabling scx_sis once, 200 cyclictest loops and 50 forked sleeps a probe (about 150 runs of each
-// probed thread a round); two rounds of the defaults (300, 100) took 610 s on 7.
+// fork storm, the wait histogram in monitor (tests/vm/latency.rs). Both series boot the faithful
+// guest (a host thread per vCPU), whose times hold no other vCPU's turn: 6.12 under both
+// backgrounds, 7.x under the restarting hackbench only (under which a light task's wait grew round
+// after round). Multi-threaded TCG has oopsed at a scheduler enable, where the kernel patches the
+// sched_switch tracepoint scx_sis attaches (7.3.4 in 1 of 49 enables and unloads, 6.12.117 once);
+// harness.rs boots such a run once more. Two rounds, each enabling scx_sis once, 200 cyclictest
+// loops and 50 forked sleeps a probe (about 150 runs of each probed thread a round).
 mod latency;
 vm_test!(
     latency_6_12,
@@ -242,6 +241,7 @@ vm_test!(
     "latency.sh",
     "2cpu",
     &[
+        "SIS_VM_ACCEL=multi",
         "SIS_LAT_BGS=loop",
         "SIS_LAT_ROUNDS=2",
         "SIS_LAT_LOOPS=200",
