@@ -18,12 +18,13 @@ use crate::records::{say, Records, Verdicts};
 /// Guest runs share the host two at a time (`--test-threads=2`): single-threaded TCG keeps one
 /// host core busy per VM, so a second VM on a 2-core host nearly halves the suite's time. The
 /// scripts in `RUNS_ALONE` judge latencies that a neighbour VM would stretch, so they take the
-/// lock exclusively. A script that judges counts (migrations per switch, CPUs visited), shares of
-/// CPU ticks within its guest, or wall times of runs interleaved in one boot (fairness.sh's work
-/// alone and beside an RT hog) shares the host: a neighbour slows every vCPU of a
-/// single-threaded guest alike, and both sides of an interleaved comparison alike; so does every run on a host with fewer than 2 cores, and every
-/// run with multi-threaded TCG, whose host thread per vCPU keeps both cores of a 2-core host busy
-/// (and whose guest is faithful only while no other VM takes a core from its vCPUs).
+/// lock exclusively; so does every run on a host with fewer than 2 cores, and every run with
+/// multi-threaded TCG, whose host thread per vCPU keeps both cores of a 2-core host busy (and
+/// whose guest is faithful only while no other VM takes a core from its vCPUs). A script that
+/// judges counts (migrations per switch, CPUs visited), shares of CPU ticks within its guest, or
+/// wall times of runs interleaved in one boot (fairness.sh's work alone and beside an RT hog)
+/// shares the host: a neighbour slows every vCPU of a single-threaded guest alike, and both sides
+/// of an interleaved comparison alike.
 static VM_SLOTS: RwLock<()> = RwLock::new(());
 const RUNS_ALONE: [&str; 1] = ["latency.sh"];
 /// One kernel fetch at a time: two runs of one series would unpack into the same cache.

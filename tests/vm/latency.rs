@@ -220,7 +220,7 @@ pub fn judge(run: &GuestRun, v: &mut Verdicts) {
     let (idle, loaded) = (median(idle), side_median(&all(&sis), "stats_cs"));
     match (idle, loaded, idles.first()) {
         (Some(i), Some(l), Some(k)) => {
-            let (accel, cpus) = (k.s("accel"), k.n::<f64>("cpus"));
+            let (accel, cpus) = (run.accel.as_str(), k.n::<f64>("cpus"));
             let bound = STATS_SLACK * stretch(accel, cpus);
             v.check(
                 "stats_under_load",

@@ -199,7 +199,7 @@ sis_side() {
   fi
   _t0=$(now_cs)
   /bin/scx_sis monitor --json --count 1 >/dev/null 2>&1
-  rec kv stats_idle "round=$_round rc=$? cs=$(($(now_cs) - _t0)) accel=${SIS_ACCEL:-single} cpus=$ncpu"
+  rec kv stats_idle "round=$_round rc=$? cs=$(($(now_cs) - _t0)) cpus=$ncpu"
   /bin/scx_sis monitor --json --interval 3600 --count 1 >/tmp/mon.json 2>&1 &
   _mon=$!
   sleep 1
