@@ -35,11 +35,32 @@ pub enum Better {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub ratio: f64,
+    /// A bound is infinite when enough resamples of the base had a median of 0; JSON has no
+    /// infinity, so such a bound is written as null and read back as infinite.
+    #[serde(with = "unbounded")]
     pub lo: f64,
+    #[serde(with = "unbounded")]
     pub hi: f64,
     /// Samples on each side.
     pub n_base: usize,
     pub n: usize,
+}
+
+/// An interval bound in JSON: null for +infinity, which JSON cannot write.
+mod unbounded {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+    }
 }
 
 impl Interval {
@@ -273,6 +294,20 @@ mod tests {
             "no difference detectable at this noise (smallest detectable ±25.0%)"
         );
         assert!((i.width_pct() - 45.0).abs() < 1e-9);
+    }
+
+    /// A base of mostly zeros (a counter that rarely ticks in a short window) resamples to a
+    /// median of 0 often enough to leave the upper bound infinite; the interval still goes
+    /// through JSON, which `ab --json` and the bench's records depend on.
+    #[test]
+    fn an_unbounded_interval_survives_json() {
+        let i = Bootstrap::default()
+            .ratio(&[0.0, 0.0, 5.0, 5.0, 5.0], &[5.0; 5])
+            .unwrap();
+        assert!(i.hi.is_infinite(), "{i:?}");
+        let json = serde_json::to_string(&i).unwrap();
+        let back: Interval = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, i, "{json}");
     }
 
     #[test]
