@@ -1,8 +1,10 @@
 //! `scx_sis_lab probe`: what a woken or a new task waits while the machine is loaded. A
 //! background command (the bench gives a hackbench) runs again and again from before the probe
-//! until after it; the probe is cyclictest's wakeup latency (`latency`), the wall time of a
-//! fork+exec of a program (`spawn`) or a row of short sleeps (`sleeps`). It prints one JSON
-//! object (ProbeResult) on stdout.
+//! until after it; the probe is cyclictest's wakeup latency (`latency`, or `fifo` at SCHED_FIFO),
+//! the wait of a shell that forks short sleeps (`shell`), the wall time of a fork+exec of a
+//! program (`spawn`) or a row of short sleeps (`sleeps`), or a stats request to the running
+//! scx_sis (`stats`), timed on the idle machine first. It prints one JSON object (ProbeResult)
+//! on stdout.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -24,6 +26,14 @@ pub enum Kind {
     Spawn,
     /// COUNT `sleep` processes of --sleep-ms in a row: their wall time.
     Sleeps,
+    /// A shell that forks COUNT 5 ms sleeps, as a script does: what it waited runnable per run.
+    Shell,
+    /// cyclictest at SCHED_FIFO, which the RT class runs, not a sched_ext scheduler: the timer's
+    /// delivery and the time callbacks keep interrupts off, the part no placement decides.
+    Fifo,
+    /// `EXE monitor --json --count 1` COUNT times before the background starts, then COUNT
+    /// times under it: the running scx_sis's stats request, idle and loaded.
+    Stats,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -40,8 +50,8 @@ pub struct ProbeOpts {
     #[arg(long, default_value_t = 2.0, value_parser = parse_secs)]
     pub warmup: f64,
 
-    /// latency: cyclictest's loops [default: 300]; spawn: starts [default: 5]; sleeps: sleeps
-    /// [default: 10].
+    /// latency, fifo: cyclictest's loops [default: 300]; spawn: starts [default: 5]; sleeps:
+    /// sleeps [default: 10]; shell: forks [default: 100]; stats: requests each way [default: 5].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub count: Option<u32>,
 
@@ -49,7 +59,7 @@ pub struct ProbeOpts {
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub sleep_ms: u64,
 
-    /// spawn: the program to start, with --version [default: scx_sis beside this binary].
+    /// spawn, stats: the scx_sis binary to start [default: scx_sis beside this binary].
     #[arg(long, value_name = "PATH")]
     pub exe: Option<PathBuf>,
 }
@@ -79,6 +89,14 @@ pub struct ProbeResult {
     /// sleeps: the wall time of the whole row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sleeps_s: Option<f64>,
+    /// shell: what the forking shell waited runnable per run, in us (its schedstat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_wait_per_run_us: Option<f64>,
+    /// stats: the wall time of each request on the idle machine, then under the background.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stats_idle_s: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stats_loaded_s: Vec<f64>,
     /// The background's runs that ended (successfully) while it ran, and for how long it ran.
     pub background_runs: u64,
     pub background_s: f64,
@@ -228,9 +246,13 @@ fn spawn_in_group(words: &[String]) -> Result<std::process::Child> {
         .with_context(|| format!("--background: failed to start {}", words[0]))
 }
 
-fn run_latency(loops: u32) -> Result<Latency> {
+fn run_latency(loops: u32, fifo: bool) -> Result<Latency> {
+    let mut args = cyclictest_args(loops);
+    if fifo {
+        args.extend(["-p".to_string(), FIFO_PRIO.to_string()]);
+    }
     let mut child = Command::new("cyclictest")
-        .args(cyclictest_args(loops))
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -304,6 +326,9 @@ pub fn threads_wait(pid: u32) -> Option<(u64, u64)> {
     sum
 }
 
+/// The SCHED_FIFO control's priority: above every RT thread the kernel runs by default (50).
+const FIFO_PRIO: u32 = 99;
+
 /// cyclictest's arguments: one thread, no -p (SCHED_OTHER, as an ordinary woken task), memory
 /// locked, every sample printed (-v) rather than a histogram of 1 us buckets, whose range a
 /// wakeup under TCG (up to some 700 ms seen) overflows unless its text dump, a line per bucket,
@@ -361,19 +386,79 @@ fn run_sleeps(count: u32, ms: u64) -> Result<f64> {
     Ok(t0.elapsed().as_secs_f64())
 }
 
+/// The forking shell's script: `$1` sleeps of 5 ms, each a fork and exec the shell waits for,
+/// then the shell's own schedstat line, read while it still runs (a child reads its parent's).
+const SHELL_SCRIPT: &str = "i=0; while [ $i -lt \"$1\" ]; do sleep 0.005; i=$((i + 1)); done; \
+                            cat /proc/$$/schedstat";
+
+/// A shell that forks `count` short sleeps: what it waited runnable per run, in us. The shell
+/// sleeps on each child and is woken by its exit, a light task's wakeup per fork.
+fn run_shell(count: u32) -> Result<f64> {
+    let out = Command::new("sh")
+        .args(["-c", SHELL_SCRIPT, "sh", &count.to_string()])
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .context("failed to start sh")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!("the forking shell exited with {}", out.status);
+    }
+    match text.lines().last().and_then(parse_schedstat) {
+        Some((wait, runs)) if runs > 0 => Ok(wait as f64 / runs as f64 / 1000.0),
+        _ => bail!(
+            "the forking shell printed no schedstat line (CONFIG_SCHED_INFO?): {}",
+            text.trim()
+        ),
+    }
+}
+
+/// `exe monitor --json --count 1` `count` times in a row: the wall time of each.
+fn run_stats(exe: &Path, count: u32) -> Result<Vec<f64>> {
+    let mut times = Vec::new();
+    for _ in 0..count {
+        let t0 = Instant::now();
+        let out = Command::new(exe)
+            .args(["monitor", "--json", "--count", "1"])
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("failed to start {}", exe.display()))?;
+        let dt = t0.elapsed().as_secs_f64();
+        if !out.status.success() {
+            bail!(
+                "{} monitor exited with {}: {}",
+                exe.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        times.push(dt);
+    }
+    Ok(times)
+}
+
 fn default_exe() -> Result<PathBuf> {
     let me = std::env::current_exe().context("cannot find the scx_sis_lab binary itself")?;
     Ok(me.with_file_name("scx_sis"))
 }
 
 pub fn run(opts: &ProbeOpts) -> Result<()> {
-    let exe = match (&opts.exe, opts.kind) {
+    let starts_exe = matches!(opts.kind, Kind::Spawn | Kind::Stats);
+    let exe = match (&opts.exe, starts_exe) {
         (Some(e), _) => e.clone(),
-        (None, Kind::Spawn) => default_exe()?,
-        (None, _) => PathBuf::new(),
+        (None, true) => default_exe()?,
+        (None, false) => PathBuf::new(),
     };
-    if opts.kind == Kind::Spawn && !exe.is_file() {
+    if starts_exe && !exe.is_file() {
         bail!("--exe {}: no such file", exe.display());
+    }
+    let mut r = ProbeResult {
+        probe: format!("{:?}", opts.kind).to_lowercase(),
+        ..Default::default()
+    };
+    // The stats request's base: the same requests on the machine before the load.
+    if opts.kind == Kind::Stats {
+        r.stats_idle_s = run_stats(&exe, opts.count.unwrap_or(5))?;
     }
     let bg = match &opts.background {
         Some(cmd) => {
@@ -383,12 +468,15 @@ pub fn run(opts: &ProbeOpts) -> Result<()> {
         }
         None => None,
     };
-    let mut r = ProbeResult {
-        probe: format!("{:?}", opts.kind).to_lowercase(),
-        ..Default::default()
-    };
     let measured = match opts.kind {
-        Kind::Latency => run_latency(opts.count.unwrap_or(300)).map(|l| r.latency = Some(l)),
+        Kind::Latency | Kind::Fifo => {
+            run_latency(opts.count.unwrap_or(300), opts.kind == Kind::Fifo)
+                .map(|l| r.latency = Some(l))
+        }
+        Kind::Shell => {
+            run_shell(opts.count.unwrap_or(100)).map(|w| r.shell_wait_per_run_us = Some(w))
+        }
+        Kind::Stats => run_stats(&exe, opts.count.unwrap_or(5)).map(|t| r.stats_loaded_s = t),
         Kind::Spawn => run_spawn(&exe, opts.count.unwrap_or(5)).map(|t| r.spawn_s = t),
         Kind::Sleeps => {
             run_sleeps(opts.count.unwrap_or(10), opts.sleep_ms).map(|t| r.sleeps_s = Some(t))
@@ -518,6 +606,17 @@ T: 0 (10129) P: 0 I:1000 C:     20 Min:     30 Act:  115 Avg:   97 Max:     122
         assert_eq!(threads_wait(sleeper.id()), None);
         sleeper.kill().unwrap();
         sleeper.wait().unwrap();
+    }
+
+    #[test]
+    fn the_forking_shell_reads_its_own_wait() {
+        if !Path::new("/proc/self/schedstat").exists() {
+            eprintln!("skipped: this kernel has no schedstat (CONFIG_SCHED_INFO)");
+            return;
+        }
+        // Five forks: the shell ran at least once per child it waited for.
+        let w = run_shell(5).unwrap();
+        assert!(w.is_finite() && w >= 0.0, "{w}");
     }
 
     #[test]

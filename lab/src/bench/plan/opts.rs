@@ -226,11 +226,15 @@ mod tests {
         assert!(config_help().contains("--trace also runs"));
         assert_eq!(
             workloads_help(),
-            "Workloads: hackbench, messaging, pipe, wakelat, wakelat-low, latency, spawn, sleeps \
-             (latency, spawn, sleeps run under a hackbench loop: cyclictest's wakeup latency, a \
-             start of scx_sis, ten 50 ms sleeps), the presets schbench, tbench (when on the \
-             PATH) and any --workload NAME [default: hackbench, messaging, pipe, wakelat; with \
-             --cpus: wakelat-low, hackbench; every --workload is added]"
+            "Workloads: hackbench, messaging, pipe, wakelat, wakelat-low, latency, latency-T, \
+             latency-loop, shell, shell-T, shell-loop, spawn, spawn-loop, sleeps, sleeps-loop, \
+             fifo, stats (latency, latency-T, latency-loop, shell, shell-T, shell-loop, spawn, \
+             spawn-loop, sleeps, sleeps-loop, fifo, stats run under hackbench: cyclictest's \
+             wait, a forking shell's wait, a start of scx_sis, ten 50 ms sleeps, a SCHED_FIFO \
+             cyclictest, a stats request; -T under hackbench -T, -loop under a restarting \
+             hackbench), the presets schbench, tbench (when on the PATH) and any --workload NAME \
+             [default: hackbench, messaging, pipe, wakelat; with --cpus: wakelat-low, hackbench; \
+             every --workload is added]"
         );
     }
 }
