@@ -84,6 +84,20 @@ impl Plan {
         })
     }
 
+    /// The runs of one round: each configuration's workloads that run under it (a stats
+    /// request, only under scx_sis).
+    pub fn runs_per_round(&self) -> usize {
+        self.configs
+            .iter()
+            .map(|c| {
+                self.workloads
+                    .iter()
+                    .filter(|w| workloads::runs_under(**w, c.kind()))
+                    .count()
+            })
+            .sum()
+    }
+
     /// The most rounds this plan may run.
     pub fn max_rounds(&self) -> u32 {
         self.max_repeats.unwrap_or(self.repeats).max(self.repeats)

@@ -17,6 +17,7 @@ use super::measure::measure;
 use super::switch::{switch_to, Active};
 use crate::bench::model::run_record::RunRecord;
 use crate::bench::plan::Plan;
+use crate::bench::workloads;
 
 /// What the judge says of the records so far: whether every verdict's interval is as narrow as
 /// `--until-ci` asks, and a progress line saying how wide the widest is.
@@ -62,7 +63,7 @@ pub fn run_plan(
     fs::create_dir_all(&env.dir)
         .with_context(|| format!("failed to create {}", env.dir.display()))?;
     let _stats = enable_bpf_stats();
-    let per_round = plan.configs.len() * plan.workloads.len();
+    let per_round = plan.runs_per_round();
     let rounds = plan.max_rounds();
     let t0 = Instant::now();
     let mut done = 0usize;
@@ -81,6 +82,9 @@ pub fn run_plan(
             for &w in &plan.workloads {
                 if stop.load(Ordering::Relaxed) {
                     break;
+                }
+                if !workloads::runs_under(w, c.kind()) {
+                    continue;
                 }
                 let elapsed = t0.elapsed();
                 let eta = if done == 0 {

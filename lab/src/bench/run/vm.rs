@@ -158,7 +158,7 @@ pub fn run(opts: &BenchOpts, plan: &Plan) -> Result<Ran> {
         let timeout = opts
             .timeout
             .unwrap_or_else(|| estimate_timeout(plan, n.unwrap_or(8)));
-        let runs = plan.max_rounds() as usize * plan.configs.len() * plan.workloads.len();
+        let runs = plan.max_rounds() as usize * plan.runs_per_round();
         eprintln!(
             "bench: VM kernel {} topology {topo} accel {}: {runs} runs, timeout {timeout} s, console in {}",
             opts.kernel,

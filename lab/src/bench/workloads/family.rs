@@ -20,6 +20,12 @@ pub trait Family: Sync {
         None
     }
 
+    /// Whether `w` asks the running scx_sis itself (a stats request): under EEVDF or a peer
+    /// nobody would answer, so it runs only under scx_sis's configurations.
+    fn sis_only(&self, _w: Workload) -> bool {
+        false
+    }
+
     /// The programs `w` needs on the PATH besides perf and scx_sis_lab.
     fn tools(&self, w: Workload) -> &'static [&'static str];
 

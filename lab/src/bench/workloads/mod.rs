@@ -86,6 +86,12 @@ pub fn tools(w: Workload) -> &'static [&'static str] {
     family(w).map_or(&[], |f| f.tools(w))
 }
 
+/// Whether a configuration of `kind` (ConfigSpec::kind) runs `w`: one that asks the running
+/// scx_sis itself runs only under scx_sis.
+pub fn runs_under(w: Workload, kind: &str) -> bool {
+    kind == "sis" || !family(w).is_some_and(|f| f.sis_only(w))
+}
+
 /// The workload's command line, run under `perf stat`.
 pub fn command(w: Workload, s: &Sizing, exes: &Exes, customs: &[Custom]) -> Vec<String> {
     match family(w) {
@@ -151,6 +157,10 @@ mod tests {
         assert!(custom::PRESETS.iter().all(|p| !is_builtin(p)));
         assert!(parse_custom("hackbench=true").is_err(), "a built-in's name");
         assert_eq!(tools(under_load::LATENCY), ["hackbench", "cyclictest"]);
+        // The stats request asks scx_sis: it runs only under scx_sis's configurations.
+        assert!(runs_under(under_load::STATS, "sis"));
+        assert!(!runs_under(under_load::STATS, "eevdf") && !runs_under(under_load::STATS, "peer"));
+        assert!(runs_under(under_load::LATENCY, "eevdf"));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! (`spawn`: `scx_sis --version`), ten `sleep 0.05` in a row (`sleeps`: 0.5 s on an idle
 //! machine), cyclictest at SCHED_FIFO (`fifo`: the part of a wakeup no sched_ext scheduler
 //! decides), and the running scx_sis's stats request against its time on the idle machine
-//! (`stats`; scx_sis configs only: under the others nobody answers and the run fails).
+//! (`stats`; run under scx_sis's configurations only: under the others nobody answers).
 //!
 //! A light task's wait depends on the load's shape as much as on its size, so the waits are
 //! measured under three: the hackbench workload itself (threads and pipes, one long run; the
@@ -115,6 +115,10 @@ impl Family for UnderLoad {
              ten 50 ms sleeps, a SCHED_FIFO cyclictest, a stats request; -T under hackbench -T, \
              -loop under a restarting hackbench",
         )
+    }
+
+    fn sis_only(&self, w: Workload) -> bool {
+        spec(w).0 == Probe::Stats
     }
 
     fn tools(&self, w: Workload) -> &'static [&'static str] {
