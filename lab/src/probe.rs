@@ -348,20 +348,27 @@ pub fn cyclictest_args(loops: u32) -> Vec<String> {
     .to_vec()
 }
 
-fn run_spawn(exe: &Path, count: u32) -> Result<Vec<f64>> {
+/// `exe ARGS` `count` times in a row: the wall time of each, from the fork to the exit. Its
+/// stdout is dropped; a failed run is an error with its stderr.
+fn run_timed(exe: &Path, args: &[&str], count: u32) -> Result<Vec<f64>> {
     let mut times = Vec::new();
     for _ in 0..count {
         let t0 = Instant::now();
-        let st = Command::new(exe)
-            .arg("--version")
+        let out = Command::new(exe)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
+            .output()
             .with_context(|| format!("failed to start {}", exe.display()))?;
         let dt = t0.elapsed().as_secs_f64();
-        if !st.success() {
-            bail!("{} --version exited with {st}", exe.display());
+        if !out.status.success() {
+            bail!(
+                "{} {} exited with {}: {}",
+                exe.display(),
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
         times.push(dt);
     }
@@ -413,29 +420,8 @@ fn run_shell(count: u32) -> Result<f64> {
     }
 }
 
-/// `exe monitor --json --count 1` `count` times in a row: the wall time of each.
-fn run_stats(exe: &Path, count: u32) -> Result<Vec<f64>> {
-    let mut times = Vec::new();
-    for _ in 0..count {
-        let t0 = Instant::now();
-        let out = Command::new(exe)
-            .args(["monitor", "--json", "--count", "1"])
-            .stdin(Stdio::null())
-            .output()
-            .with_context(|| format!("failed to start {}", exe.display()))?;
-        let dt = t0.elapsed().as_secs_f64();
-        if !out.status.success() {
-            bail!(
-                "{} monitor exited with {}: {}",
-                exe.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        times.push(dt);
-    }
-    Ok(times)
-}
+/// The running scx_sis's stats request, as a user asks it.
+const STATS_ARGS: [&str; 4] = ["monitor", "--json", "--count", "1"];
 
 fn default_exe() -> Result<PathBuf> {
     let me = std::env::current_exe().context("cannot find the scx_sis_lab binary itself")?;
@@ -458,7 +444,7 @@ pub fn run(opts: &ProbeOpts) -> Result<()> {
     };
     // The stats request's base: the same requests on the machine before the load.
     if opts.kind == Kind::Stats {
-        r.stats_idle_s = run_stats(&exe, opts.count.unwrap_or(5))?;
+        r.stats_idle_s = run_timed(&exe, &STATS_ARGS, opts.count.unwrap_or(5))?;
     }
     let bg = match &opts.background {
         Some(cmd) => {
@@ -476,8 +462,12 @@ pub fn run(opts: &ProbeOpts) -> Result<()> {
         Kind::Shell => {
             run_shell(opts.count.unwrap_or(100)).map(|w| r.shell_wait_per_run_us = Some(w))
         }
-        Kind::Stats => run_stats(&exe, opts.count.unwrap_or(5)).map(|t| r.stats_loaded_s = t),
-        Kind::Spawn => run_spawn(&exe, opts.count.unwrap_or(5)).map(|t| r.spawn_s = t),
+        Kind::Stats => {
+            run_timed(&exe, &STATS_ARGS, opts.count.unwrap_or(5)).map(|t| r.stats_loaded_s = t)
+        }
+        Kind::Spawn => {
+            run_timed(&exe, &["--version"], opts.count.unwrap_or(5)).map(|t| r.spawn_s = t)
+        }
         Kind::Sleeps => {
             run_sleeps(opts.count.unwrap_or(10), opts.sleep_ms).map(|t| r.sleeps_s = Some(t))
         }

@@ -89,13 +89,17 @@ const WORKLOADS: [Workload; SPECS.len()] = {
     out
 };
 
-/// `w`'s probe and load; `w` is one of WORKLOADS (the Family contract).
-fn spec(w: Workload) -> (Probe, Load) {
+/// `w`'s probe and load; None when `w` is not the family's.
+fn find_spec(w: Workload) -> Option<(Probe, Load)> {
     SPECS
         .iter()
         .find(|(x, _, _)| *x == w)
         .map(|&(_, p, l)| (p, l))
-        .unwrap_or_else(|| panic!("{w} is not a probe under load"))
+}
+
+/// `w`'s probe and load; `w` is one of WORKLOADS (the Family contract).
+fn spec(w: Workload) -> (Probe, Load) {
+    find_spec(w).unwrap_or_else(|| panic!("{w} is not a probe under load"))
 }
 
 pub struct UnderLoad;
@@ -277,7 +281,7 @@ fn record(r: &mut RunRecord, stdout: &str) -> Result<()> {
         .rev()
         .find_map(|l| serde_json::from_str(l.trim()).ok())
         .with_context(|| format!("no JSON in the probe's output: {}", stdout.trim()))?;
-    let Some(&(_, probe, _)) = SPECS.iter().find(|(w, _, _)| *w == r.workload) else {
+    let Some((probe, _)) = find_spec(r.workload) else {
         bail!("{} is not a probe under load", r.workload);
     };
     let mut put = |m: &Metric, v: f64| {
